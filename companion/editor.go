@@ -1,0 +1,40 @@
+package companion
+
+import "context"
+
+// DiffRequest is what an editor needs to show a proposed change: the
+// params of the editor link's diff/open.
+type DiffRequest struct {
+	FilePath        string  `json:"filePath"`
+	NewContent      string  `json:"newContent"`
+	OriginalContent *string `json:"originalContent"`
+	UnifiedDiff     string  `json:"unifiedDiff"`
+	Title           string  `json:"title"`
+}
+
+// Editor is whatever shows diffs to the user: an editor plugin over the
+// editor link, or the standalone terminal reviewer. The user's decision comes
+// back later through Server.Accept or Server.Reject.
+type Editor interface {
+	// OpenDiff shows the diff and returns once it is visible, or with the
+	// reason it could not be shown.
+	OpenDiff(ctx context.Context, req DiffRequest) error
+	// CloseDiff closes the view for path and returns the proposed text as it
+	// is now (with the user's edits), or nil if there is no such view.
+	CloseDiff(ctx context.Context, path string) (*string, error)
+}
+
+// Notice is what the user should hear about (a CLI connecting, a decision
+// that could not be delivered). Editors that can show messages implement
+// Announcer.
+type Notice struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// Announcer is implemented by editors that can tell the user things and show
+// how many CLI sessions are connected.
+type Announcer interface {
+	Announce(Notice)
+	ClientsChanged(connected int)
+}

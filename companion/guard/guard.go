@@ -1,0 +1,85 @@
+// Package guard is the HTTP gate in front of the companion's MCP endpoint:
+// it lets through only requests that carry the session's bearer token, are
+// addressed to the loopback port the companion listens on (no DNS
+// rebinding), come from no web page (no Origin), and stay under a body size
+// limit.
+package guard
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Rejection describes a refused request, for logging. It never contains the
+// token.
+type Rejection struct {
+	Status int
+	Reason string
+	Method string
+	Path   string
+	Remote string
+}
+
+// Config sets what the guard accepts.
+type Config struct {
+	// Token is the bearer token every request must carry.
+	Token string
+	// Port is the port the companion listens on; Host must name it.
+	Port int
+	// MaxBody is the largest request body accepted, in bytes.
+	MaxBody int64
+	// Path is the only path served (e.g. "/mcp").
+	Path string
+	// OnReject, if set, hears about every refused request.
+	OnReject func(Rejection)
+}
+
+// Wrap returns next behind the guard.
+func Wrap(cfg Config, next http.Handler) http.Handler {
+	want := []byte("Bearer " + cfg.Token)
+	hosts := map[string]bool{
+		"127.0.0.1:" + strconv.Itoa(cfg.Port): true,
+		"localhost:" + strconv.Itoa(cfg.Port): true,
+	}
+	reject := func(w http.ResponseWriter, r *http.Request, status int, reason string) {
+		if cfg.OnReject != nil {
+			cfg.OnReject(Rejection{Status: status, Reason: reason, Method: r.Method, Path: r.URL.Path, Remote: r.RemoteAddr})
+		}
+		http.Error(w, reason, status)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Host and Origin first: a browser page must learn nothing, not even
+		// whether its token guess was right.
+		if !hosts[strings.ToLower(r.Host)] {
+			reject(w, r, http.StatusForbidden, fmt.Sprintf("forbidden: Host %q is not this companion", r.Host))
+			return
+		}
+		if _, ok := r.Header["Origin"]; ok {
+			reject(w, r, http.StatusForbidden, "forbidden: requests from web pages are not allowed")
+			return
+		}
+		got := []byte(r.Header.Get("Authorization"))
+		if len(r.Header.Values("Authorization")) != 1 || subtle.ConstantTimeCompare(got, want) != 1 {
+			reject(w, r, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
+			return
+		}
+		if r.URL.Path != cfg.Path {
+			reject(w, r, http.StatusNotFound, "not found: the endpoint is "+cfg.Path)
+			return
+		}
+		if r.ContentLength > cfg.MaxBody {
+			reject(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", cfg.MaxBody))
+			return
+		}
+		if r.Body != nil {
+			// Bodies without a Content-Length (chunked) are cut while read;
+			// the MCP transport answers *http.MaxBytesError with 413.
+			r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+

@@ -1,0 +1,323 @@
+package link
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// DefaultMaxLine is the longest line a Conn accepts unless told otherwise:
+// big enough for the diff of a very large file.
+const DefaultMaxLine = 256 << 20
+
+// ErrClosed is returned by Call and Notify once the connection has ended.
+var ErrClosed = errors.New("editor link closed")
+
+// Handler receives what the peer sends. Both methods are called from the
+// reading goroutine, one message at a time and in arrival order, so a handler
+// sees events in the order the editor sent them. They must not block for
+// long, and must not Call the peer (the answer could never be read).
+type Handler interface {
+	// HandleRequest answers a request. A returned *Error is sent as is; any
+	// other error is sent as CodeInternalError.
+	HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// HandleNotification takes a notification; there is no answer.
+	HandleNotification(ctx context.Context, method string, params json.RawMessage)
+}
+
+// Final wraps a request's result to say it is the last thing this Conn
+// does: the result is written, then Serve returns nil. A shutdown request
+// answers with it, so the reply is on the wire before the process exits.
+type Final struct {
+	Result any
+}
+
+// ProblemFunc is told about every line the Conn could not use, so the owner
+// can log it. It must not block.
+type ProblemFunc func(err error)
+
+// Conn is one editor link. Create it with New and run it with Serve.
+type Conn struct {
+	r       io.Reader
+	w       io.Writer
+	h       Handler
+	maxLine int
+	problem ProblemFunc
+
+	wmu sync.Mutex // serialises whole lines on w
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan *wireMessage
+	closed  bool
+	done    chan struct{}
+}
+
+// Option adjusts a Conn.
+type Option func(*Conn)
+
+// WithMaxLine sets the longest accepted line in bytes.
+func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
+
+// WithProblems sets the function told about unusable lines.
+func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
+
+// New returns a Conn that reads messages from r, writes to w and hands what
+// it reads to h.
+func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
+	c := &Conn{
+		r:       r,
+		w:       w,
+		h:       h,
+		maxLine: DefaultMaxLine,
+		problem: func(error) {},
+		pending: make(map[int64]chan *wireMessage),
+		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Done is closed when Serve has returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Serve reads until the reader ends (io.EOF gives a nil error), the reader
+// fails, or ctx is done. It then fails every outstanding Call with ErrClosed.
+// Cancelling ctx does not interrupt a blocked Read; close the reader for that.
+func (c *Conn) Serve(ctx context.Context) error {
+	defer c.shutdown()
+	lr := newLineReader(c.r, c.maxLine)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			c.problem(fmt.Errorf("line over %d bytes skipped", c.maxLine))
+			c.writeError(json.RawMessage("null"), Errorf(CodeInvalidRequest, "line longer than %d bytes", c.maxLine))
+			continue
+		}
+		if len(line) > 0 && c.dispatch(ctx, line) {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read editor link: %w", err)
+		}
+	}
+}
+
+func (c *Conn) shutdown() {
+	c.mu.Lock()
+	c.closed = true
+	pending := c.pending
+	c.pending = make(map[int64]chan *wireMessage)
+	c.mu.Unlock()
+	for _, ch := range pending {
+		close(ch)
+	}
+	close(c.done)
+}
+
+// dispatch handles one line and reports whether the Conn must stop.
+func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return false
+	}
+	var m wireMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.problem(fmt.Errorf("malformed line: %w", err))
+		code := CodeParseError
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) || (json.Valid(line) && line[0] != '{') {
+			code = CodeInvalidRequest
+		}
+		c.writeError(json.RawMessage("null"), Errorf(code, "cannot use line: %v", err))
+		return false
+	}
+	k, perr := m.classify()
+	switch k {
+	case kindInvalid:
+		c.problem(fmt.Errorf("invalid message: %s", perr.Message))
+		id := json.RawMessage("null")
+		if m.Method != nil && validID(m.ID) {
+			id = m.ID
+		}
+		c.writeError(id, perr)
+	case kindNotification:
+		c.h.HandleNotification(ctx, *m.Method, m.Params)
+	case kindRequest:
+		result, err := c.h.HandleRequest(ctx, *m.Method, m.Params)
+		if err != nil {
+			var rpcErr *Error
+			if !errors.As(err, &rpcErr) {
+				rpcErr = Errorf(CodeInternalError, "%v", err)
+			}
+			c.writeError(m.ID, rpcErr)
+			return false
+		}
+		if f, ok := result.(Final); ok {
+			result, stop = f.Result, true
+		}
+		data, merr := json.Marshal(result)
+		if merr != nil {
+			c.writeError(m.ID, Errorf(CodeInternalError, "encode result: %v", merr))
+			return stop
+		}
+		if err := c.writeLine(outResponse{JSONRPC: Version, ID: m.ID, Result: data}); err != nil {
+			c.problem(err)
+		}
+	case kindResponse:
+		c.deliver(&m)
+	}
+	return stop
+}
+
+func (c *Conn) deliver(m *wireMessage) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if err != nil || !ok {
+		c.problem(fmt.Errorf("response to unknown request id %s ignored", m.ID))
+		return
+	}
+	ch <- m // buffered, never blocks
+}
+
+func (c *Conn) writeError(id json.RawMessage, e *Error) {
+	if err := c.writeLine(outResponse{JSONRPC: Version, ID: id, Error: e}); err != nil {
+		c.problem(err)
+	}
+}
+
+func (c *Conn) writeLine(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	data = append(data, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(data); err != nil {
+		return fmt.Errorf("write editor link: %w", err)
+	}
+	return nil
+}
+
+// Notify sends a notification to the peer.
+func (c *Conn) Notify(method string, params any) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.writeLine(outRequest{JSONRPC: Version, Method: method, Params: params})
+}
+
+// Call sends a request and waits for its response, decoding the result into
+// result (which may be nil). It returns the peer's *Error if the peer
+// answered with one, ctx's error if ctx ends first, or ErrClosed.
+func (c *Conn) Call(ctx context.Context, method string, params any, result any) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.nextID++
+	id := c.nextID
+	ch := make(chan *wireMessage, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	if err := c.writeLine(outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}); err != nil {
+		forget()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		forget()
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	case m, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if result != nil {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				return fmt.Errorf("decode %s result: %w", method, err)
+			}
+		}
+		return nil
+	}
+}
+
+// errLineTooLong reports a line over the limit; the reader has already
+// skipped to the start of the next line.
+var errLineTooLong = errors.New("line too long")
+
+// lineReader splits a stream into lines of at most max bytes without ever
+// holding more than max bytes of one line.
+type lineReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its newline. At the end of the stream
+// it returns the last unterminated line (if any) together with io.EOF.
+func (l *lineReader) next() ([]byte, error) {
+	l.buf = l.buf[:0]
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not pin a huge buffer after one big line
+	}
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		if len(l.buf)+len(chunk) > l.max+1 {
+			// Skip the rest of this line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = l.br.ReadSlice('\n')
+			}
+			l.buf = l.buf[:0]
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		l.buf = append(l.buf, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(l.buf, []byte("\n")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return l.buf, err
+		}
+	}
+}

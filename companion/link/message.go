@@ -1,0 +1,123 @@
+// Package link implements the editor link's wire format: JSON-RPC 2.0 messages,
+// one per line of UTF-8, over a pair of byte streams (a plugin's pipes to the
+// sidecar's stdin and stdout).
+//
+// A Conn reads lines, answers malformed ones with a JSON-RPC error and keeps
+// going, dispatches requests and notifications to a Handler in arrival order,
+// and lets the sidecar send its own requests (diff/open, diff/close) and
+// notifications concurrently.
+package link
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Version is the JSON-RPC version string every message carries.
+const Version = "2.0"
+
+// Standard JSON-RPC 2.0 error codes used on the link.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Error is a JSON-RPC error object. Handlers return it to choose the code the
+// peer sees; any other error becomes CodeInternalError.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
+}
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// wireMessage is the union of request, notification and response as it
+// appears on one line. Pointer and raw fields let the decoder tell "absent"
+// from "null".
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  *string         `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// outRequest is a request or notification the sidecar sends.
+type outRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      *int64 `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// outResponse is a response the sidecar sends. Exactly one of Result and
+// Error is set; Result is kept even when it marshals to null.
+type outResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// kind classifies a decoded line.
+type kind int
+
+const (
+	kindInvalid kind = iota
+	kindRequest
+	kindNotification
+	kindResponse
+)
+
+// classify decides what a decoded message is, or returns an *Error that
+// explains why it is not a valid JSON-RPC 2.0 message.
+func (m *wireMessage) classify() (kind, *Error) {
+	if m.JSONRPC != Version {
+		return kindInvalid, Errorf(CodeInvalidRequest, "jsonrpc must be %q", Version)
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	if m.Method != nil {
+		if *m.Method == "" {
+			return kindInvalid, Errorf(CodeInvalidRequest, "method must not be empty")
+		}
+		if m.Result != nil || m.Error != nil {
+			return kindInvalid, Errorf(CodeInvalidRequest, "a request cannot carry result or error")
+		}
+		if len(m.Params) > 0 && m.Params[0] != '{' && m.Params[0] != '[' && string(m.Params) != "null" {
+			return kindInvalid, Errorf(CodeInvalidRequest, "params must be an object or an array")
+		}
+		if hasID {
+			if !validID(m.ID) {
+				return kindInvalid, Errorf(CodeInvalidRequest, "id must be a string or a number")
+			}
+			return kindRequest, nil
+		}
+		return kindNotification, nil
+	}
+	if hasID && (m.Result != nil || m.Error != nil) {
+		return kindResponse, nil
+	}
+	return kindInvalid, Errorf(CodeInvalidRequest, "not a request, notification or response")
+}
+
+// validID reports whether raw is a JSON string or number.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}

@@ -1,0 +1,587 @@
+// Package companion serves Gemini CLI's IDE protocol: an MCP server over
+// Streamable HTTP on a loopback port, announced by a discovery file, with the
+// openDiff and closeDiff tools and the ide/* notifications, fanned out to
+// every connected CLI session. What the user does arrives from an Editor.
+package companion
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
+	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
+	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+)
+
+// Defaults for Options.
+const (
+	DefaultEditorTimeout = 10 * time.Second
+	DefaultMaxBody       = 128 << 20
+	DefaultKeepAlive     = 30 * time.Second
+	DefaultMaxSessions   = 256
+	endpoint             = "/mcp"
+)
+
+// Options configures a Server.
+type Options struct {
+	// Version is reported to the CLI as the server version.
+	Version string
+	// DiscoveryDir is where the discovery file goes; default discovery.Dir().
+	DiscoveryDir string
+	// EditorTimeout bounds how long the editor may take to show or close a
+	// diff.
+	EditorTimeout time.Duration
+	// MaxBody is the largest HTTP request body accepted.
+	MaxBody int64
+	// KeepAlive is the interval of pings that detect CLIs that went away
+	// without saying so.
+	KeepAlive time.Duration
+	// MaxSessions caps concurrent CLI sessions.
+	MaxSessions int
+	// Quiet and MaxWait pace context updates (see context.Publisher).
+	Quiet, MaxWait time.Duration
+	// Logger receives the server's logs.
+	Logger zerolog.Logger
+	// Now is the clock for context timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Identity says who the server is serving: the editor and its folders.
+type Identity struct {
+	IDE       discovery.IDEInfo
+	Workspace []string
+	// IDEPID names the discovery file: the PID the CLI's process walk finds.
+	IDEPID int
+}
+
+// Server is one companion: the context engine, the diff registry and, once
+// started, the HTTP endpoint and its discovery file.
+type Server struct {
+	opts      Options
+	log       zerolog.Logger
+	engine    *idectx.Engine
+	publisher *idectx.Publisher
+	watcher   atomic.Pointer[idectx.Watcher]
+	diffs     *diffview.Registry
+
+	mu            sync.Mutex
+	editor        Editor
+	sessions      map[string]*session
+	undelivered   []note
+	id            Identity
+	token         string
+	port          int
+	discoveryPath string
+	discoveryErr  error
+	started       bool
+	closed        bool
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	httpSrv *http.Server
+	wg      sync.WaitGroup
+}
+
+// New returns a server that is not yet listening. Context events may be fed
+// to Engine before Start.
+func New(opts Options) *Server {
+	if opts.DiscoveryDir == "" {
+		opts.DiscoveryDir = discovery.Dir()
+	}
+	if opts.EditorTimeout <= 0 {
+		opts.EditorTimeout = DefaultEditorTimeout
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		diffs:    diffview.NewRegistry(),
+		sessions: map[string]*session{},
+	}
+	s.engine = idectx.NewEngine(opts.Now, func() {
+		s.publisher.Changed()
+		if w := s.watcher.Load(); w != nil {
+			w.Sync()
+		}
+	})
+	s.publisher = idectx.NewPublisher(s.engine, opts.Quiet, opts.MaxWait)
+	return s
+}
+
+// Engine is the context engine the editor's events go to.
+func (s *Server) Engine() *idectx.Engine { return s.engine }
+
+// Diffs is the registry of open diffs.
+func (s *Server) Diffs() *diffview.Registry { return s.diffs }
+
+// SetEditor sets what shows diffs. Without one, openDiff fails.
+func (s *Server) SetEditor(e Editor) {
+	s.mu.Lock()
+	s.editor = e
+	s.mu.Unlock()
+}
+
+// Info is what the editor learns about a started server.
+type Info struct {
+	Port          int
+	AuthToken     string
+	IDEPID        int
+	DiscoveryFile string
+	// DiscoveryErr says why there is no discovery file, if there is none.
+	DiscoveryErr error
+	Env          map[string]string
+}
+
+// Start listens on 127.0.0.1 on a free port, writes the discovery file and
+// serves until Close. ctx bounds the server's whole life.
+func (s *Server) Start(ctx context.Context, id Identity) (Info, error) {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return Info{}, errors.New("companion already started")
+	}
+	s.started = true
+	s.id = id
+	s.mu.Unlock()
+
+	tok := make([]byte, 32)
+	if _, err := rand.Read(tok); err != nil {
+		return Info{}, fmt.Errorf("make auth token: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Info{}, fmt.Errorf("listen on loopback: %w", err)
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+
+	s.mu.Lock()
+	s.token = hex.EncodeToString(tok)
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	s.mu.Unlock()
+
+	if w, err := idectx.NewWatcher(s.engine); err != nil {
+		s.log.Warn().Err(err).Msg("files deleted on disk will not leave the context")
+	} else {
+		s.watcher.Store(w)
+		s.goFunc(func() {
+			w.Run(s.ctx, func(err error) { s.log.Debug().Err(err).Msg("file watch") })
+		})
+		w.Sync()
+	}
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gemini-ide-companion", Version: s.opts.Version}, &mcp.ServerOptions{
+		KeepAlive:                 s.opts.KeepAlive,
+		KeepAliveFailureThreshold: 2,
+		HasTools:                  true,
+	})
+	s.addTools(srv)
+	handler := guard.Wrap(guard.Config{
+		Token:   s.token,
+		Port:    s.port,
+		MaxBody: s.opts.MaxBody,
+		Path:    endpoint,
+		OnReject: func(r guard.Rejection) {
+			s.log.Warn().Int("status", r.Status).Str("reason", r.Reason).Str("method", r.Method).
+				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
+		},
+	}, &mcpHandler{s: s, srv: srv})
+	s.httpSrv = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ErrorLog:          nil,
+	}
+	s.goFunc(func() {
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("HTTP server stopped")
+		}
+	})
+	s.goFunc(func() { s.publisher.Run(s.ctx, s.broadcastContext) })
+
+	info := s.publish()
+	s.log.Info().Int("port", info.Port).Int("idePid", id.IDEPID).Str("ide", id.IDE.DisplayName).
+		Strs("workspace", id.Workspace).Str("discoveryFile", info.DiscoveryFile).Msg("companion listening")
+	return info, nil
+}
+
+func (s *Server) goFunc(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// publish (re)writes the discovery file for the current identity.
+func (s *Server) publish() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := discovery.File{
+		Port:          s.port,
+		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
+		AuthToken:     s.token,
+		IDEInfo:       s.id.IDE,
+		PID:           os.Getpid(),
+	}
+	if removed, err := discovery.RemoveStale(s.opts.DiscoveryDir, discovery.Alive); err != nil {
+		s.log.Debug().Err(err).Msg("stale discovery files")
+	} else if len(removed) > 0 {
+		s.log.Info().Strs("files", removed).Msg("removed stale discovery files")
+	}
+	path, err := discovery.Write(s.opts.DiscoveryDir, s.id.IDEPID, f)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("no discovery file; terminals with the companion's environment still connect")
+		path = ""
+	}
+	if s.discoveryPath != "" && s.discoveryPath != path {
+		_ = os.Remove(s.discoveryPath)
+	}
+	s.discoveryPath, s.discoveryErr = path, err
+	return Info{
+		Port:          s.port,
+		AuthToken:     s.token,
+		IDEPID:        s.id.IDEPID,
+		DiscoveryFile: path,
+		DiscoveryErr:  err,
+		Env:           discovery.Env(f, s.id.IDEPID),
+	}
+}
+
+// SetWorkspace changes the workspace folders and rewrites the discovery
+// file. It returns the new connection info.
+func (s *Server) SetWorkspace(folders []string) Info {
+	s.mu.Lock()
+	s.id.Workspace = slices.Clone(folders)
+	s.mu.Unlock()
+	info := s.publish()
+	s.log.Info().Strs("workspace", folders).Msg("workspace folders changed")
+	return info
+}
+
+// Status is a summary for health checks and status lines.
+type Status struct {
+	ConnectedClients int      `json:"connectedClients"`
+	Port             int      `json:"port"`
+	DiscoveryFile    string   `json:"discoveryFile"`
+	IDEPID           int      `json:"idePid"`
+	WorkspaceFolders []string `json:"workspaceFolders"`
+	OpenDiffs        []string `json:"openDiffs"`
+}
+
+// Status reports the server's current state.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	open := s.diffs.Paths()
+	slices.Sort(open)
+	return Status{
+		ConnectedClients: s.connectedLocked(),
+		Port:             s.port,
+		DiscoveryFile:    s.discoveryPath,
+		IDEPID:           s.id.IDEPID,
+		WorkspaceFolders: slices.Clone(s.id.Workspace),
+		OpenDiffs:        open,
+	}
+}
+
+func (s *Server) connectedLocked() int {
+	n := 0
+	for _, sess := range s.sessions {
+		if sess.isReady() {
+			n++
+		}
+	}
+	return n
+}
+
+// Close stops serving, ends every CLI session, deletes the discovery file
+// and waits for the server's goroutines. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed || !s.started {
+		s.closed = true
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	path := s.discoveryPath
+	s.discoveryPath = ""
+	sessions := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+
+	var errs []error
+	if path != "" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove discovery file: %w", err))
+		}
+	}
+	s.cancel()
+	if err := s.httpSrv.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close HTTP server: %w", err))
+	}
+	for _, sess := range sessions {
+		if sess.ss != nil {
+			_ = sess.ss.Close()
+		}
+	}
+	s.wg.Wait()
+	s.log.Info().Msg("companion stopped")
+	return errors.Join(errs...)
+}
+
+// broadcastContext sends a context snapshot to every session.
+func (s *Server) broadcastContext(snap idectx.IdeContext) {
+	data, err := json.Marshal(snap)
+	if err != nil {
+		s.log.Error().Err(err).Msg("encode context")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range s.sessions {
+		sess.pushContext(data)
+	}
+}
+
+// broadcastDecision sends a diff decision to every session, once. With no
+// CLI connected it is kept for the next one to connect, and the user is told.
+func (s *Server) broadcastDecision(method string, params any) {
+	data, err := json.Marshal(params)
+	if err != nil {
+		s.log.Error().Err(err).Msg("encode decision")
+		return
+	}
+	n := note{method: method, params: data}
+	s.mu.Lock()
+	if len(s.sessions) == 0 {
+		s.undelivered = append(s.undelivered, n)
+		s.mu.Unlock()
+		s.announce(Notice{Level: "warn", Message: "No Gemini CLI is connected: the decision will be delivered when one connects."})
+		s.log.Warn().Str("method", method).Msg("no CLI connected; decision kept for the next session")
+		return
+	}
+	for _, sess := range s.sessions {
+		sess.push(n)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) announce(n Notice) {
+	s.mu.Lock()
+	e := s.editor
+	s.mu.Unlock()
+	if a, ok := e.(Announcer); ok {
+		a.Announce(n)
+	}
+}
+
+func (s *Server) clientsChanged() {
+	s.mu.Lock()
+	n := s.connectedLocked()
+	e := s.editor
+	s.mu.Unlock()
+	if a, ok := e.(Announcer); ok {
+		a.ClientsChanged(n)
+	}
+}
+
+// Accept reports that the user accepted the diff for path with content (the
+// proposal including their own edits). It returns false, and does nothing,
+// when no diff is open for path.
+func (s *Server) Accept(path, content string) bool {
+	d, ok := s.diffs.Resolve(path, diffview.Accepted)
+	if !ok {
+		s.log.Info().Str("path", path).Msg("accept ignored: no diff open for this file (late or unknown)")
+		return false
+	}
+	s.log.Info().Str("path", d.Path).Int("bytes", len(content)).Msg("diff accepted")
+	s.broadcastDecision(methodDiffAccepted, map[string]string{"filePath": d.Path, "content": content})
+	return true
+}
+
+// Reject reports that the user rejected the diff for path. It returns false,
+// and does nothing, when no diff is open for path.
+func (s *Server) Reject(path string) bool {
+	d, ok := s.diffs.Resolve(path, diffview.Rejected)
+	if !ok {
+		s.log.Info().Str("path", path).Msg("reject ignored: no diff open for this file (late or unknown)")
+		return false
+	}
+	s.log.Info().Str("path", d.Path).Msg("diff rejected")
+	s.broadcastDecision(methodDiffRejected, map[string]string{"filePath": d.Path})
+	return true
+}
+
+// mcpHandler routes MCP requests to sessions: a POST without a session
+// starts one, anything else goes to its session's transport.
+type mcpHandler struct {
+	s   *Server
+	srv *mcp.Server
+}
+
+const sessionHeader = "Mcp-Session-Id"
+
+func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := h.s
+	switch r.Method {
+	case http.MethodPost:
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+			http.Error(w, "Content-Type must be application/json", http.StatusUnsupportedMediaType)
+			return
+		}
+		sid := r.Header.Get(sessionHeader)
+		if sid == "" {
+			h.startSession(w, r)
+			return
+		}
+		sess := s.lookup(sid)
+		if sess == nil {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		sess.transport.ServeHTTP(w, r)
+	case http.MethodGet:
+		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			http.Error(w, "Accept must contain text/event-stream", http.StatusBadRequest)
+			return
+		}
+		sess := s.lookup(r.Header.Get(sessionHeader))
+		if sess == nil {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		sw := &streamWatch{ResponseWriter: w, onOpen: func() {
+			sess.streamOpened()
+			data, err := json.Marshal(s.engine.Snapshot())
+			if err == nil {
+				sess.pushContext(data)
+			}
+		}}
+		sess.transport.ServeHTTP(sw, r)
+		sess.streamClosed()
+	case http.MethodDelete:
+		sess := s.lookup(r.Header.Get(sessionHeader))
+		if sess == nil {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		_ = sess.ss.Close()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (s *Server) lookup(id string) *session {
+	if id == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
+	s := h.s
+	s.mu.Lock()
+	full := len(s.sessions) >= s.opts.MaxSessions
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		http.Error(w, "companion is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if full {
+		s.log.Warn().Int("max", s.opts.MaxSessions).Msg("session refused: too many CLI sessions")
+		http.Error(w, "too many sessions", http.StatusServiceUnavailable)
+		return
+	}
+	id := rand.Text()
+	t := &mcp.StreamableServerTransport{SessionID: id}
+	c := &capture{inner: t}
+	ss, err := h.srv.Connect(s.ctx, c, nil)
+	if err != nil {
+		s.log.Error().Err(err).Msg("start MCP session")
+		http.Error(w, "cannot start session", http.StatusInternalServerError)
+		return
+	}
+	sess := newSession(id, t)
+	sess.conn, sess.ss = c.conn, ss
+
+	sctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.sessions[id] = sess
+	s.mu.Unlock()
+	s.goFunc(func() { sess.run(sctx) })
+	s.goFunc(func() {
+		_ = ss.Wait()
+		cancel()
+		s.dropSession(sess)
+	})
+
+	t.ServeHTTP(w, r)
+
+	if ss.InitializeParams() == nil {
+		// Not an initialize, or a failed one: nobody can use this session.
+		_ = ss.Close()
+		return
+	}
+	s.mu.Lock()
+	sess.mu.Lock()
+	sess.ready = true
+	sess.mu.Unlock()
+	pending := s.undelivered
+	s.undelivered = nil
+	s.mu.Unlock()
+	for _, n := range pending {
+		sess.push(n)
+	}
+	client := ss.InitializeParams().ClientInfo
+	name := ""
+	if client != nil {
+		name = client.Name + " " + client.Version
+	}
+	s.log.Info().Str("session", id).Str("client", name).Msg("Gemini CLI connected")
+	s.announce(Notice{Level: "info", Message: "Gemini CLI connected"})
+	s.clientsChanged()
+}
+
+func (s *Server) dropSession(sess *session) {
+	s.mu.Lock()
+	_, ok := s.sessions[sess.id]
+	delete(s.sessions, sess.id)
+	s.mu.Unlock()
+	if ok && sess.isReady() {
+		s.log.Info().Str("session", sess.id).Msg("Gemini CLI disconnected")
+		s.announce(Notice{Level: "info", Message: "Gemini CLI disconnected"})
+		s.clientsChanged()
+	}
+}

@@ -1,0 +1,214 @@
+package companion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
+)
+
+// maxOriginal is the largest file whose current content is read to show a
+// diff against.
+const maxOriginal = 256 << 20
+
+func (s *Server) addTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{
+		Name:        "openDiff",
+		Description: "Open a diff view in the editor to propose a change to a file. The user's decision arrives as ide/diffAccepted or ide/diffRejected.",
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"filePath":   map[string]any{"type": "string", "description": "Absolute path of the file to change."},
+				"newContent": map[string]any{"type": "string", "description": "The proposed full content of the file."},
+			},
+			"required": []string{"filePath", "newContent"},
+		},
+	}, s.openDiffTool)
+	srv.AddTool(&mcp.Tool{
+		Name:        "closeDiff",
+		Description: "Close the diff view for a file and return its proposed content as the user left it.",
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"filePath":             map[string]any{"type": "string", "description": "Absolute path of the file whose diff to close."},
+				"suppressNotification": map[string]any{"type": "boolean", "description": "Accepted for compatibility; closing never sends a decision."},
+			},
+			"required": []string{"filePath"},
+		},
+	}, s.closeDiffTool)
+}
+
+func toolError(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}},
+	}
+}
+
+// checkPath returns why path cannot name a file to diff, or "".
+func checkPath(path string) string {
+	switch {
+	case path == "":
+		return "filePath is empty"
+	case strings.ContainsRune(path, 0):
+		return "filePath contains a NUL byte"
+	case !filepath.IsAbs(path):
+		return fmt.Sprintf("filePath %q is not absolute", path)
+	}
+	return ""
+}
+
+func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		FilePath   *string `json:"filePath"`
+		NewContent *string `json:"newContent"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		return toolError("openDiff: invalid arguments: %v", err), nil
+	}
+	if args.FilePath == nil || args.NewContent == nil {
+		return toolError("openDiff: filePath and newContent are required"), nil
+	}
+	path := *args.FilePath
+	if why := checkPath(path); why != "" {
+		s.log.Warn().Str("path", path).Str("reason", why).Msg("openDiff refused")
+		return toolError("openDiff: %s", why), nil
+	}
+	if !s.inWorkspace(path) {
+		s.log.Warn().Str("path", path).Msg("openDiff for a file outside the workspace folders")
+	}
+	original, err := readOriginal(path)
+	if err != nil {
+		s.log.Warn().Err(err).Str("path", path).Msg("openDiff refused")
+		return toolError("openDiff: %v", err), nil
+	}
+	s.mu.Lock()
+	editor := s.editor
+	s.mu.Unlock()
+	if editor == nil {
+		return toolError("openDiff: no editor is attached to show the diff"), nil
+	}
+
+	d, replaced := s.diffs.Open(path, original, *args.NewContent)
+	if replaced != nil {
+		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal")
+	}
+	dr := DiffRequest{
+		FilePath:        path,
+		NewContent:      *args.NewContent,
+		OriginalContent: original,
+		UnifiedDiff:     diffview.Unified(path, original, *args.NewContent),
+		Title:           diffTitle(path, original == nil),
+	}
+	octx, cancel := context.WithTimeout(ctx, s.opts.EditorTimeout)
+	defer cancel()
+	if err := editor.OpenDiff(octx, dr); err != nil {
+		s.diffs.ResolveID(path, d.ID, diffview.Closed)
+		msg := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("the editor did not show the diff within %s", s.opts.EditorTimeout)
+		}
+		s.log.Warn().Str("path", path).Str("reason", msg).Msg("diff could not be shown")
+		return toolError("openDiff: %s", msg), nil
+	}
+	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(*args.NewContent)).Msg("diff shown")
+	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+}
+
+func diffTitle(path string, isNew bool) string {
+	if isNew {
+		return filepath.Base(path) + " (new file) ↔ proposed by Gemini CLI"
+	}
+	return filepath.Base(path) + " ↔ proposed by Gemini CLI"
+}
+
+// readOriginal returns the file's current content, nil if it does not exist.
+func readOriginal(path string) (*string, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot inspect %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > maxOriginal {
+		return nil, fmt.Errorf("%s is larger than %d MiB", path, maxOriginal>>20)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	text := string(data)
+	return &text, nil
+}
+
+func (s *Server) inWorkspace(path string) bool {
+	s.mu.Lock()
+	folders := s.id.Workspace
+	s.mu.Unlock()
+	for _, f := range folders {
+		rel, err := filepath.Rel(f, path)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		FilePath             *string `json:"filePath"`
+		SuppressNotification *bool   `json:"suppressNotification"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		return toolError("closeDiff: invalid arguments: %v", err), nil
+	}
+	if args.FilePath == nil {
+		return toolError("closeDiff: filePath is required"), nil
+	}
+	path := *args.FilePath
+	if why := checkPath(path); why != "" {
+		return toolError("closeDiff: %s", why), nil
+	}
+	var content *string
+	// Resolve first: from here on a decision from the editor for this diff
+	// is late and dropped, so none can follow the close.
+	d, ok := s.diffs.Resolve(path, diffview.Closed)
+	if ok {
+		proposed := d.Proposed
+		content = &proposed
+		s.mu.Lock()
+		editor := s.editor
+		s.mu.Unlock()
+		if editor != nil {
+			cctx, cancel := context.WithTimeout(ctx, s.opts.EditorTimeout)
+			got, err := editor.CloseDiff(cctx, path)
+			cancel()
+			if err != nil {
+				s.log.Warn().Err(err).Str("path", path).Msg("editor did not close the diff; returning the original proposal")
+			} else if got != nil {
+				content = got
+			}
+		}
+		s.log.Info().Str("path", path).Msg("diff closed by the CLI")
+	}
+	body, err := json.Marshal(map[string]*string{"content": content})
+	if err != nil {
+		return toolError("closeDiff: %v", err), nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}, nil
+}

@@ -1,0 +1,190 @@
+package diffview
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// contextLines is how many unchanged lines surround each hunk, as in
+// `diff -u`.
+const contextLines = 3
+
+// Unified returns a unified diff (the format of `diff -u` and `git diff`)
+// from original to proposed, labelled with path. A nil original means the
+// file is new. The text is empty when nothing changed.
+func Unified(path string, original *string, proposed string) string {
+	oldText := ""
+	oldLabel := "a" + path
+	if original != nil {
+		oldText = *original
+	} else {
+		oldLabel = "/dev/null"
+	}
+	if original != nil && oldText == proposed {
+		return ""
+	}
+	oldLines := splitLines(oldText)
+	newLines := splitLines(proposed)
+	ops := lineOps(oldText, proposed)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ b%s\n", oldLabel, path)
+	for _, h := range hunks(ops) {
+		writeHunk(&b, h, ops, oldLines, newLines)
+	}
+	return b.String()
+}
+
+// op is one line-level edit: a run of n lines kept, deleted or inserted.
+type op struct {
+	kind diffmatchpatch.Operation
+	n    int
+}
+
+// lineOps diffs two texts line by line with go-diff's line mode: lines are
+// mapped to single runes, diffed, and the runs counted back in lines.
+func lineOps(a, b string) []op {
+	dmp := diffmatchpatch.New()
+	ra, rb, _ := dmp.DiffLinesToRunes(a, b)
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+	ops := make([]op, 0, len(diffs))
+	for _, d := range diffs {
+		n := len([]rune(d.Text))
+		if n == 0 {
+			continue
+		}
+		if k := len(ops); k > 0 && ops[k-1].kind == d.Type {
+			ops[k-1].n += n
+			continue
+		}
+		ops = append(ops, op{kind: d.Type, n: n})
+	}
+	return ops
+}
+
+// splitLines splits text into lines that keep their newline, the way
+// go-diff's line mode counts them.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// hunk is a range of ops [from, to) plus the context around them.
+type hunk struct {
+	from, to int // op indexes of the first and last+1 changed runs
+}
+
+// hunks groups changed runs that are close enough to share context.
+func hunks(ops []op) []hunk {
+	var out []hunk
+	for i, o := range ops {
+		if o.kind == diffmatchpatch.DiffEqual {
+			continue
+		}
+		if n := len(out); n > 0 {
+			// Merge with the previous hunk if the equal run between is short.
+			gap := 0
+			for j := out[n-1].to; j < i; j++ {
+				gap += ops[j].n
+			}
+			if gap <= 2*contextLines {
+				out[n-1].to = i + 1
+				continue
+			}
+		}
+		out = append(out, hunk{from: i, to: i + 1})
+	}
+	return out
+}
+
+func writeHunk(b *strings.Builder, h hunk, ops []op, oldLines, newLines []string) {
+	// Line positions (0-based) at the start of op h.from.
+	oldPos, newPos := 0, 0
+	for _, o := range ops[:h.from] {
+		if o.kind != diffmatchpatch.DiffInsert {
+			oldPos += o.n
+		}
+		if o.kind != diffmatchpatch.DiffDelete {
+			newPos += o.n
+		}
+	}
+	lead := 0
+	if h.from > 0 && ops[h.from-1].kind == diffmatchpatch.DiffEqual {
+		lead = min(contextLines, ops[h.from-1].n)
+	}
+	trail := 0
+	if h.to < len(ops) && ops[h.to].kind == diffmatchpatch.DiffEqual {
+		trail = min(contextLines, ops[h.to].n)
+	}
+	oldStart, newStart := oldPos-lead, newPos-lead
+	oldCount, newCount := lead+trail, lead+trail
+	for _, o := range ops[h.from:h.to] {
+		switch o.kind {
+		case diffmatchpatch.DiffEqual:
+			oldCount += o.n
+			newCount += o.n
+		case diffmatchpatch.DiffDelete:
+			oldCount += o.n
+		case diffmatchpatch.DiffInsert:
+			newCount += o.n
+		}
+	}
+	fmt.Fprintf(b, "@@ -%s +%s @@\n", rangeSpec(oldStart, oldCount), rangeSpec(newStart, newCount))
+	for _, l := range oldLines[oldStart : oldStart+lead] {
+		writeLine(b, ' ', l)
+	}
+	o, n := oldPos, newPos
+	for _, op := range ops[h.from:h.to] {
+		switch op.kind {
+		case diffmatchpatch.DiffEqual:
+			for _, l := range oldLines[o : o+op.n] {
+				writeLine(b, ' ', l)
+			}
+			o += op.n
+			n += op.n
+		case diffmatchpatch.DiffDelete:
+			for _, l := range oldLines[o : o+op.n] {
+				writeLine(b, '-', l)
+			}
+			o += op.n
+		case diffmatchpatch.DiffInsert:
+			for _, l := range newLines[n : n+op.n] {
+				writeLine(b, '+', l)
+			}
+			n += op.n
+		}
+	}
+	for _, l := range oldLines[o : o+trail] {
+		writeLine(b, ' ', l)
+	}
+}
+
+// rangeSpec formats a hunk range the way diff -u does: 1-based start, count
+// omitted when 1, start one before the hunk when the range is empty.
+func rangeSpec(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	case 1:
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+func writeLine(b *strings.Builder, prefix byte, line string) {
+	b.WriteByte(prefix)
+	if strings.HasSuffix(line, "\n") {
+		b.WriteString(line)
+		return
+	}
+	b.WriteString(line)
+	b.WriteString("\n\\ No newline at end of file\n")
+}
