@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -21,10 +22,12 @@ const settle = 150 * time.Millisecond
 // disk. It watches the directories of the open files (watching a directory
 // survives the file being replaced, watching the file itself does not).
 type Watcher struct {
-	engine *Engine
-	fsw    *fsnotify.Watcher
-	sync   chan struct{}
-	dirs   map[string]bool // only touched by Run's goroutine
+	engine  *Engine
+	fsw     *fsnotify.Watcher
+	syncReq chan struct{}
+
+	mu   sync.Mutex
+	dirs map[string]bool
 }
 
 // NewWatcher creates a Watcher for engine. Call Run to make it work and Sync
@@ -34,14 +37,14 @@ func NewWatcher(engine *Engine) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start file watcher: %w", err)
 	}
-	return &Watcher{engine: engine, fsw: fsw, sync: make(chan struct{}, 1), dirs: map[string]bool{}}, nil
+	return &Watcher{engine: engine, fsw: fsw, syncReq: make(chan struct{}, 1), dirs: map[string]bool{}}, nil
 }
 
 // Sync asks the watcher to bring its watched directories in line with the
 // engine's open files. It never blocks.
 func (w *Watcher) Sync() {
 	select {
-	case w.sync <- struct{}{}:
+	case w.syncReq <- struct{}{}:
 	default:
 	}
 }
@@ -61,7 +64,7 @@ func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.sync:
+		case <-w.syncReq:
 			w.resync(onErr)
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
@@ -95,7 +98,16 @@ func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
 	}
 }
 
+// Watched reports whether dir is being watched now.
+func (w *Watcher) Watched(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dirs[filepath.Clean(dir)]
+}
+
 func (w *Watcher) resync(onErr func(error)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	want := map[string]bool{}
 	for _, p := range w.engine.Paths() {
 		want[filepath.Dir(p)] = true
