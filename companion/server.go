@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,8 +24,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
+	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
@@ -35,6 +36,7 @@ const (
 	DefaultMaxBody       = 128 << 20
 	DefaultKeepAlive     = 30 * time.Second
 	DefaultMaxSessions   = 256
+	DefaultStreamGrace   = 5 * time.Second
 	endpoint             = "/mcp"
 )
 
@@ -54,6 +56,10 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxSessions caps concurrent CLI sessions.
 	MaxSessions int
+	// StreamGrace is how long a session may be without its event stream
+	// before it counts as gone. Gemini CLI never says goodbye: when it exits
+	// or runs /ide disable it only drops the stream.
+	StreamGrace time.Duration
 	// Quiet and MaxWait pace context updates (see context.Publisher).
 	Quiet, MaxWait time.Duration
 	// Logger receives the server's logs.
@@ -115,6 +121,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.StreamGrace <= 0 {
+		opts.StreamGrace = DefaultStreamGrace
 	}
 	s := &Server{
 		opts:     opts,
@@ -196,9 +205,9 @@ func (s *Server) Start(ctx context.Context, id Identity) (Info, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gemini-ide-companion", Version: s.opts.Version}, &mcp.ServerOptions{
 		KeepAlive:                 s.opts.KeepAlive,
 		KeepAliveFailureThreshold: 2,
-		HasTools:                  true,
 	})
 	s.addTools(srv)
+	srv.AddReceivingMiddleware(s.resendContextAfterToolsList)
 	handler := guard.Wrap(guard.Config{
 		Token:   s.token,
 		Port:    s.port,
@@ -290,15 +299,26 @@ type Status struct {
 	IDEPID           int      `json:"idePid"`
 	WorkspaceFolders []string `json:"workspaceFolders"`
 	OpenDiffs        []string `json:"openDiffs"`
+	// Sessions counts MCP sessions, including ones still initializing.
+	Sessions int `json:"sessions"`
+	// Goroutines and HeapInuse let health checks and soak tests see that
+	// nothing accumulates over days of use.
+	Goroutines int    `json:"goroutines"`
+	HeapInuse  uint64 `json:"heapInuse"`
 }
 
 // Status reports the server's current state.
 func (s *Server) Status() Status {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	open := s.diffs.Paths()
 	slices.Sort(open)
 	return Status{
+		Sessions:         len(s.sessions),
+		Goroutines:       runtime.NumGoroutine(),
+		HeapInuse:        ms.HeapInuse,
 		ConnectedClients: s.connectedLocked(),
 		Port:             s.port,
 		DiscoveryFile:    s.discoveryPath,
@@ -485,7 +505,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}}
 		sess.transport.ServeHTTP(sw, r)
-		sess.streamClosed()
+		sess.streamClosed(s.opts.StreamGrace)
 	case http.MethodDelete:
 		sess := s.lookup(r.Header.Get(sessionHeader))
 		if sess == nil {
@@ -574,7 +594,27 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 	s.clientsChanged()
 }
 
+// resendContextAfterToolsList sends the current context to a session right
+// after it lists the tools. Gemini CLI registers its notification handlers
+// only once connected, so it misses the update sent when its event stream
+// opens; it lists the tools right after registering them.
+func (s *Server) resendContextAfterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil || req.GetSession() == nil {
+			return res, err
+		}
+		if sess := s.lookup(req.GetSession().ID()); sess != nil {
+			if data, merr := json.Marshal(s.engine.Snapshot()); merr == nil {
+				sess.pushContext(data)
+			}
+		}
+		return res, err
+	}
+}
+
 func (s *Server) dropSession(sess *session) {
+	sess.stopGrace()
 	s.mu.Lock()
 	_, ok := s.sessions[sess.id]
 	delete(s.sessions, sess.id)

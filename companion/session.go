@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,7 @@ type session struct {
 	context *note  // latest context update not yet written
 	queue   []note // decisions not yet written, in order
 	streams int    // open GET streams
+	grace   *time.Timer
 
 	wake     chan struct{} // something was queued
 	streamUp chan struct{} // a GET stream opened
@@ -139,13 +141,39 @@ func (s *session) run(ctx context.Context) {
 func (s *session) streamOpened() {
 	s.mu.Lock()
 	s.streams++
+	if s.grace != nil {
+		s.grace.Stop()
+		s.grace = nil
+	}
 	s.mu.Unlock()
 	signal(s.streamUp)
 }
 
-func (s *session) streamClosed() {
+// streamClosed notes that a GET stream ended. With none left, the session
+// ends unless the CLI opens a new one within grace.
+func (s *session) streamClosed(grace time.Duration) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.streams--
+	if s.streams > 0 || s.grace != nil {
+		return
+	}
+	s.grace = time.AfterFunc(grace, func() {
+		s.mu.Lock()
+		gone := s.streams == 0
+		s.mu.Unlock()
+		if gone {
+			_ = s.ss.Close()
+		}
+	})
+}
+
+func (s *session) stopGrace() {
+	s.mu.Lock()
+	if s.grace != nil {
+		s.grace.Stop()
+		s.grace = nil
+	}
 	s.mu.Unlock()
 }
 

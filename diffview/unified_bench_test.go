@@ -41,6 +41,9 @@ var sizes = []struct {
 // line (the common edit), a change every 100 lines, and a new file.
 func BenchmarkUnified(b *testing.B) {
 	for _, sz := range sizes {
+		if sz.n > 1<<20 && testing.Short() {
+			continue
+		}
 		original := benchText(sz.n)
 		cases := []struct {
 			name     string
@@ -52,9 +55,6 @@ func BenchmarkUnified(b *testing.B) {
 			{"newFile", nil, original},
 		}
 		for _, c := range cases {
-			if sz.n > 1<<20 && c.name == "every100" && testing.Short() {
-				continue
-			}
 			b.Run(sz.name+"/"+c.name, func(b *testing.B) {
 				b.SetBytes(int64(len(c.proposed)))
 				b.ReportAllocs()

@@ -3,6 +3,7 @@ package discovery
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // parent is editorPID, so the answer is editorPID's parent when that is
 // above 1, else editorPID itself.
 func IDEPID(editorPID int) (int, error) {
-	if editorPID <= 0 {
+	if editorPID <= 0 || editorPID > math.MaxInt32 {
 		return 0, fmt.Errorf("invalid editor process id %d", editorPID)
 	}
 	p, err := process.NewProcess(int32(editorPID))
@@ -40,7 +41,7 @@ func IDEPID(editorPID int) (int, error) {
 // Alive reports whether pid names a running process (of any user). A zombie
 // counts as gone.
 func Alive(pid int) bool {
-	if pid <= 0 {
+	if pid <= 0 || pid > math.MaxInt32 {
 		return false
 	}
 	err := syscall.Kill(pid, 0)

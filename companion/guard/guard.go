@@ -82,4 +82,3 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-

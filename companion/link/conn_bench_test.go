@@ -63,6 +63,14 @@ func BenchmarkServeNotification(b *testing.B) {
 	}
 }
 
+// benchSizes are the message sizes measured: 16 MiB only without -short.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{1 << 10, 1 << 20}
+	}
+	return []int{1 << 10, 1 << 20, 16 << 20}
+}
+
 // text returns size bytes made of unit repeated.
 func text(unit string, size int) string {
 	return strings.Repeat(unit, size/len(unit)+1)[:size]
@@ -71,7 +79,7 @@ func text(unit string, size int) string {
 // BenchmarkServeLargeRequest is reading one request line carrying a large
 // string (what diff/accepted with a big file looks like).
 func BenchmarkServeLargeRequest(b *testing.B) {
-	for _, size := range []int{1 << 10, 1 << 20, 16 << 20} {
+	for _, size := range benchSizes() {
 		content := text("the quick brown fox \"jumps\" over the lazy dog\n", size)
 		params, _ := json.Marshal(map[string]string{"filePath": "/home/me/f.txt", "content": content})
 		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"bench/echo","params":` + string(params) + "}\n")
@@ -100,7 +108,7 @@ type diffOpen struct {
 // BenchmarkNotifyDiffOpen is encoding and writing the params of a diff/open
 // (new and original content plus the diff text) for a file of each size.
 func BenchmarkNotifyDiffOpen(b *testing.B) {
-	for _, size := range []int{1 << 10, 1 << 20, 16 << 20} {
+	for _, size := range benchSizes() {
 		content := text("if a < b && c > d { return \"x\" }\n", size)
 		p := diffOpen{FilePath: "/home/me/f.txt", NewContent: content, OriginalContent: &content, UnifiedDiff: content[:size/16], Title: "f.txt"}
 		c := link.New(strings.NewReader(""), io.Discard, nopHandler{})

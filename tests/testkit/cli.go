@@ -1,16 +1,17 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,16 +71,17 @@ func (r *Recorder) WaitFrom(t testing.TB, from int, method string, timeout time.
 	defer deadline.Stop()
 	for {
 		r.mu.Lock()
-		for i := from; i < len(r.notes); i++ {
-			n := r.notes[i]
+		notes := r.notes[:len(r.notes):len(r.notes)]
+		sig := r.signal
+		r.mu.Unlock()
+		// match runs without the lock, so it may use the recorder.
+		for i := from; i < len(notes); i++ {
+			n := notes[i]
 			if n.Method == method && (match == nil || match(n.Params)) {
-				r.mu.Unlock()
 				return n, i
 			}
 		}
-		from = max(from, len(r.notes))
-		sig := r.signal
-		r.mu.Unlock()
+		from = max(from, len(notes))
 		select {
 		case <-sig:
 		case <-deadline.C:
@@ -142,14 +144,14 @@ func DialCLI(ctx context.Context, port int, token string) (*CLI, error) {
 	rec := newRecorder()
 	base := &mcp.StreamableClientTransport{
 		Endpoint:     fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
-		HTTPClient:   &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}},
+		HTTPClient:   &http.Client{Transport: tapTransport{token: token, rec: rec, next: http.DefaultTransport}},
 		MaxRetries:   -1,
 		MaxEventSize: 256 << 20,
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "testkit-cli", Version: "1.0.0"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	sess, err := client.Connect(cctx, &recordingTransport{inner: base, rec: rec}, nil)
+	sess, err := client.Connect(cctx, base, nil)
 	if err != nil {
 		return nil, fmt.Errorf("MCP connect to port %d: %w", port, err)
 	}
@@ -197,47 +199,72 @@ func (c *CLI) CloseDiffContent(t testing.TB, ctx context.Context, path string) *
 	return body.Content
 }
 
-type bearer struct {
+// tapTransport adds the bearer token to every request and reads along the
+// server-sent event streams, recording the ide/* notifications in them
+// (the SDK's client does not hand notifications it does not know to user
+// code). The bytes reach the SDK unchanged.
+type tapTransport struct {
 	token string
+	rec   *Recorder
 	next  http.RoundTripper
 }
 
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (tt tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
-// recordingTransport wraps the client transport so the test sees the ide/*
-// notifications, which the SDK's client does not hand to user code.
-type recordingTransport struct {
-	inner mcp.Transport
-	rec   *Recorder
-}
-
-func (t *recordingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
+	r.Header.Set("Authorization", "Bearer "+tt.token)
+	resp, err := tt.next.RoundTrip(r)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
 	}
-	return &recordingConn{Connection: c, rec: t.rec}, nil
+	resp.Body = &sseTap{ReadCloser: resp.Body, rec: tt.rec}
+	return resp, nil
 }
 
-type recordingConn struct {
-	mcp.Connection
-	rec *Recorder
+// sseTap parses the event stream it passes through.
+type sseTap struct {
+	io.ReadCloser
+	rec     *Recorder
+	partial []byte // bytes of an unfinished line
+	data    []byte // data lines of the current event
 }
 
-func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (s *sseTap) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	s.scan(p[:n])
+	return n, err
+}
+
+func (s *sseTap) scan(b []byte) {
+	s.partial = append(s.partial, b...)
 	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			return nil, err
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			return
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && strings.HasPrefix(req.Method, "ide/") {
-			c.rec.add(req.Method, req.Params)
-			continue
+		line := bytes.TrimSuffix(s.partial[:i], []byte("\r"))
+		switch {
+		case len(line) == 0:
+			s.event()
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
+			if len(s.data) > 0 {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, d...)
 		}
-		return msg, nil
+		s.partial = s.partial[i+1:]
 	}
+}
+
+func (s *sseTap) event() {
+	defer func() { s.data = s.data[:0] }()
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(s.data, &msg) != nil || len(msg.ID) > 0 || !strings.HasPrefix(msg.Method, "ide/") {
+		return
+	}
+	s.rec.add(msg.Method, msg.Params)
 }

@@ -1,0 +1,158 @@
+package review
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+)
+
+type decisions struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan struct{}
+}
+
+func newDecisions() *decisions { return &decisions{ch: make(chan struct{}, 10)} }
+
+func (d *decisions) Accept(path, content string) bool {
+	d.mu.Lock()
+	d.got = append(d.got, "accept "+path+" "+content)
+	d.mu.Unlock()
+	d.ch <- struct{}{}
+	return true
+}
+
+func (d *decisions) Reject(path string) bool {
+	d.mu.Lock()
+	d.got = append(d.got, "reject "+path)
+	d.mu.Unlock()
+	d.ch <- struct{}{}
+	return true
+}
+
+func (d *decisions) wait(t *testing.T, n int) []string {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		select {
+		case <-d.ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d decisions", i, n)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.got...)
+}
+
+// run starts a Reviewer reading answers from the returned writer.
+func run(t *testing.T, opts Options) (*Reviewer, io.WriteCloser, *syncBuf, *decisions) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	out := &syncBuf{}
+	opts.In, opts.Out = pr, out
+	r := New(opts)
+	d := newDecisions()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx, d) }()
+	t.Cleanup(func() { cancel(); pw.Close(); <-done })
+	return r, pw, out, d
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitOutput(t *testing.T, out *syncBuf, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output never showed %q:\n%s", want, out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func req(path, content string) companion.DiffRequest {
+	return companion.DiffRequest{FilePath: path, NewContent: content, UnifiedDiff: "--- a" + path + "\n+++ b" + path + "\n@@ -1 +1 @@\n-old\n+" + content}
+}
+
+func TestAcceptRejectAndRetryOnNonsense(t *testing.T) {
+	r, in, out, d := run(t, Options{Color: true})
+	r.OpenDiff(context.Background(), req("/w/a.txt", "new a\n"))
+	r.OpenDiff(context.Background(), req("/w/b.txt", "new b\n"))
+	waitOutput(t, out, "Accept [a]")
+	if !strings.Contains(out.String(), "\x1b[32m+new a") || !strings.Contains(out.String(), "\x1b[31m-old") {
+		t.Fatalf("diff not coloured:\n%q", out.String())
+	}
+	io.WriteString(in, "what?\n")
+	waitOutput(t, out, "Please answer a, r or e.")
+	io.WriteString(in, "a\n")
+	io.WriteString(in, "r\n")
+	got := d.wait(t, 2)
+	if got[0] != "accept /w/a.txt new a\n" || got[1] != "reject /w/b.txt" {
+		t.Fatalf("decisions %q", got)
+	}
+}
+
+func TestClosedByTheCLIWhileAsking(t *testing.T) {
+	r, in, out, d := run(t, Options{})
+	r.OpenDiff(context.Background(), req("/w/a.txt", "x\n"))
+	waitOutput(t, out, "Accept [a]")
+	content, err := r.CloseDiff(context.Background(), "/w/a.txt")
+	if err != nil || content == nil || *content != "x\n" {
+		t.Fatalf("CloseDiff: %v %v", content, err)
+	}
+	io.WriteString(in, "a\n")
+	waitOutput(t, out, "no longer open")
+	r.OpenDiff(context.Background(), req("/w/c.txt", "c\n"))
+	io.WriteString(in, "r\n")
+	if got := d.wait(t, 1); len(got) != 1 || got[0] != "reject /w/c.txt" {
+		t.Fatalf("the closed diff was decided: %q", got)
+	}
+	if c, _ := r.CloseDiff(context.Background(), "/w/none.txt"); c != nil {
+		t.Fatal("closing an unknown diff returned content")
+	}
+}
+
+func TestEditThenAccept(t *testing.T) {
+	// The "editor" appends a line to the proposal file it is given.
+	edit := func(path string) *exec.Cmd {
+		return exec.Command("sh", "-c", `printf 'edited\n' >> "$1"`, "sh", path)
+	}
+	r, in, _, d := run(t, Options{EditCommand: edit})
+	r.OpenDiff(context.Background(), req("/w/a.txt", "proposal\n"))
+	io.WriteString(in, "e\n")
+	if got := d.wait(t, 1); got[0] != "accept /w/a.txt proposal\nedited\n" {
+		t.Fatalf("decisions %q", got)
+	}
+	entries, _ := os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "gemini-proposal-") {
+			if st, err := os.Stat(os.TempDir() + "/" + e.Name()); err == nil && time.Since(st.ModTime()) < time.Minute {
+				t.Fatalf("temporary proposal left behind: %s", e.Name())
+			}
+		}
+	}
+}

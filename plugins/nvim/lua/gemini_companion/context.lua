@@ -1,0 +1,318 @@
+-- What the user is looking at: focused file, cursor, selection, closed and
+-- renamed files, the working directory. Reported to the sidecar, which
+-- keeps the list, the timestamps and the limits.
+local config = require("gemini_companion.config")
+local sidecar = require("gemini_companion.sidecar")
+local util = require("gemini_companion.util")
+
+local M = {}
+
+local api = vim.api
+local uv = vim.uv or vim.loop
+
+-- More selected text than this is cut before sending: the CLI keeps only
+-- 16384 UTF-16 units, and 3 bytes of UTF-8 make at most one unit, so the
+-- sidecar still sees that the text was longer and marks it truncated.
+local MAX_SELECTION_BYTES = 3 * 16384 + 1024
+local MAXCOL = 2147483647
+
+local reported = {} -- bufnr -> path the sidecar knows this buffer by
+local renaming = {} -- bufnr -> path before a BufFilePre/BufFilePost pair
+local entered = {} -- buffers entered since the last flush, oldest first
+local last = {} -- what was last sent about the active file
+local timer = nil
+local group = nil
+
+--- The file a buffer stands for, or nil when it is not a file on disk
+--- (terminals, help, quickfix, scratch and plugin buffers, diff views).
+---@return string|nil
+function M.file_of(buf)
+  if not api.nvim_buf_is_valid(buf) or api.nvim_buf_get_option(buf, "buftype") ~= "" then
+    return nil
+  end
+  local name = api.nvim_buf_get_name(buf)
+  if name == "" or util.is_url(name) or not util.is_file(name) then
+    return nil
+  end
+  return util.realpath(name)
+end
+
+local function lines(buf, first, last_line)
+  return api.nvim_buf_get_lines(buf, first - 1, last_line, false)
+end
+
+-- Start and end display column of the character at byte col (1-based) of line.
+local function display_span(line, col)
+  local prefix = vim.fn.strdisplaywidth(line:sub(1, col - 1))
+  if col > #line then
+    return prefix + 1, prefix + 1
+  end
+  local ch = line:sub(col, col + util.char_len(line, col) - 1)
+  local w = vim.fn.strdisplaywidth(ch, prefix)
+  return prefix + 1, prefix + math.max(w, 1)
+end
+
+-- The characters of line that overlap display columns left..right.
+local function block_part(line, left, right)
+  local out, width, i = {}, 0, 1
+  while i <= #line do
+    local n = util.char_len(line, i)
+    local ch = line:sub(i, i + n - 1)
+    local w = vim.fn.strdisplaywidth(ch, width)
+    local s, e = width + 1, width + math.max(w, 1)
+    if s > right then
+      break
+    end
+    if e >= left then
+      table.insert(out, ch)
+    end
+    width = width + w
+    i = i + n
+  end
+  return table.concat(out)
+end
+
+-- Joins lines with "\n", stopping once the text is long enough.
+local function join_capped(parts)
+  local size, out = 0, {}
+  for i, l in ipairs(parts) do
+    table.insert(out, l)
+    size = size + #l + 1
+    if size > MAX_SELECTION_BYTES then
+      out = { util.truncate(table.concat(out, "\n"), MAX_SELECTION_BYTES) }
+      break
+    end
+    if i == #parts then
+      break
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- Lines first..last of buf, read in batches until the cap is reached.
+local function capped_lines(buf, first, last_line)
+  local out, size = {}, 0
+  local l = first
+  while l <= last_line and size <= MAX_SELECTION_BYTES do
+    local batch = lines(buf, l, math.min(last_line, l + 255))
+    for _, s in ipairs(batch) do
+      table.insert(out, s)
+      size = size + #s + 1
+    end
+    l = l + 256
+  end
+  return out
+end
+
+--- The selected text in the current window for visual/select mode `mode`.
+local function selection(buf, mode)
+  local kind = mode:sub(1, 1)
+  kind = ({ s = "v", S = "V", ["\19"] = "\22" })[kind] or kind
+  local p, q = vim.fn.getpos("v"), vim.fn.getpos(".")
+  local l1, c1, l2, c2 = p[2], p[3], q[2], q[3]
+  if l1 > l2 or (l1 == l2 and c1 > c2) then
+    l1, c1, l2, c2 = l2, c2, l1, c1
+  end
+  if kind == "V" then
+    return join_capped(capped_lines(buf, l1, l2))
+  elseif kind == "v" then
+    local ls = capped_lines(buf, l1, l2)
+    local eol = false
+    if #ls == l2 - l1 + 1 then
+      local tail = ls[#ls]
+      eol = c2 > #tail
+      ls[#ls] = eol and tail or tail:sub(1, c2 - 1 + util.char_len(tail, c2))
+    end
+    ls[1] = ls[1]:sub(c1)
+    local text = join_capped(ls)
+    if eol and l2 < api.nvim_buf_line_count(buf) then
+      text = text .. "\n"
+    end
+    return util.truncate(text, MAX_SELECTION_BYTES)
+  elseif kind == "\22" then
+    local lp = lines(buf, p[2], p[2])[1] or ""
+    local lq = lines(buf, q[2], q[2])[1] or ""
+    local ps, pe = display_span(lp, p[3])
+    local qs, qe = display_span(lq, q[3])
+    local left, right = math.min(ps, qs), math.max(pe, qe)
+    if vim.fn.winsaveview().curswant >= MAXCOL then
+      right = math.huge
+    end
+    local parts = {}
+    for _, l in ipairs(capped_lines(buf, l1, l2)) do
+      table.insert(parts, block_part(l, left, right))
+    end
+    return join_capped(parts)
+  end
+  return nil
+end
+
+-- Cursor ({line, character}, UTF-16 + 1) and selection of the current window.
+local function position(buf, mode)
+  local cur = api.nvim_win_get_cursor(0)
+  local line = lines(buf, cur[1], cur[1])[1] or ""
+  local cursor = { line = cur[1], character = util.utf16_col(line, cur[2]) + 1 }
+  local sel = nil
+  if util.is_visual(mode) then
+    sel = selection(buf, mode)
+  end
+  return cursor, sel
+end
+
+--- Sends what changed since the last report about the current window.
+function M.flush()
+  if not sidecar.running() then
+    return
+  end
+  local mode = api.nvim_get_mode().mode
+  local m = mode:sub(1, 1)
+  if m == "c" or m == "r" or mode:sub(1, 2) == "no" then
+    -- In the command line (or a prompt) the window has not settled yet:
+    -- leaving that mode reports again.
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  -- Files passed through on the way (":edit a | edit b", scripts) are open
+  -- too: report them before the current one.
+  local passed = entered
+  entered = {}
+  for _, b in ipairs(passed) do
+    if b ~= buf and not reported[b] then
+      local p = M.file_of(b)
+      if p then
+        reported[b] = p
+        sidecar.notify("context/fileFocused", { path = p })
+        last = { path = p }
+      end
+    end
+  end
+  local path = reported[buf]
+  if not path then
+    path = M.file_of(buf)
+    if not path then
+      -- Not a file (e.g. the Gemini terminal): keep the last file, cursor
+      -- and selection, as an editor does when focus moves to its terminal.
+      return
+    end
+    reported[buf] = path
+  end
+  local cursor, sel = position(buf, mode)
+  local params = { path = path, cursor = cursor, selectedText = sel }
+  if last.path ~= path then
+    sidecar.notify("context/fileFocused", params)
+  elseif last.line ~= cursor.line or last.character ~= cursor.character or last.sel ~= sel then
+    sidecar.notify("context/selectionChanged", params)
+  else
+    return
+  end
+  last = { path = path, line = cursor.line, character = cursor.character, sel = sel }
+end
+
+--- Reports soon, once: events closer than coalesce_ms are sent together.
+function M.schedule()
+  local ms = config.options.context.coalesce_ms
+  if ms <= 0 then
+    vim.schedule(M.flush)
+    return
+  end
+  if not timer then
+    timer = uv.new_timer()
+  end
+  if timer:is_active() then
+    return
+  end
+  timer:start(ms, 0, vim.schedule_wrap(M.flush))
+end
+
+local function closed(buf)
+  local path = reported[buf]
+  if not path then
+    return
+  end
+  reported[buf] = nil
+  sidecar.notify("context/fileClosed", { path = path })
+  if last.path == path then
+    last = {}
+  end
+end
+
+local function renamed(buf)
+  local old = renaming[buf]
+  renaming[buf] = nil
+  local new = M.file_of(buf)
+  if old and new and old ~= new then
+    reported[buf] = new
+    sidecar.notify("context/fileRenamed", { oldPath = old, newPath = new })
+    if last.path == old then
+      last.path = new
+    end
+  elseif old and not new then
+    -- Renamed to a name with no file yet (:saveas, :file): it is reported
+    -- again once written.
+    reported[buf] = old
+    closed(buf)
+  end
+  M.schedule()
+end
+
+--- Everything the sidecar should know after it (re)started: the open files,
+--- least recently used first, then the current one with its cursor.
+function M.resync()
+  reported, last, entered = {}, {}, {}
+  local infos = vim.fn.getbufinfo({ buflisted = 1, bufloaded = 1 })
+  table.sort(infos, function(a, b)
+    return (a.lastused or 0) < (b.lastused or 0)
+  end)
+  local current = api.nvim_get_current_buf()
+  for _, info in ipairs(infos) do
+    if info.bufnr ~= current then
+      local path = M.file_of(info.bufnr)
+      if path then
+        reported[info.bufnr] = path
+        sidecar.notify("context/fileFocused", { path = path })
+      end
+    end
+  end
+  M.flush()
+end
+
+function M.setup()
+  group = api.nvim_create_augroup("GeminiCompanionContext", { clear = true })
+  local function au(events, fn)
+    api.nvim_create_autocmd(events, { group = group, callback = fn })
+  end
+  au("BufEnter", function(args)
+    if not reported[args.buf] then
+      table.insert(entered, args.buf)
+    end
+    M.schedule()
+  end)
+  au({ "WinEnter", "CursorMoved", "CursorMovedI", "ModeChanged", "BufWritePost", "FocusGained" }, function()
+    M.schedule()
+  end)
+  au({ "BufDelete", "BufWipeout" }, function(args)
+    closed(args.buf)
+  end)
+  au("BufFilePre", function(args)
+    renaming[args.buf] = reported[args.buf]
+  end)
+  au("BufFilePost", function(args)
+    renamed(args.buf)
+  end)
+  api.nvim_create_autocmd("DirChanged", {
+    group = group,
+    pattern = "global",
+    callback = function()
+      sidecar.set_folders({ util.cwd() })
+    end,
+  })
+  sidecar.on_ready(function(up)
+    if up then
+      M.resync()
+    else
+      reported, last = {}, {}
+    end
+  end)
+end
+
+return M

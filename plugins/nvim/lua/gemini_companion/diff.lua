@@ -1,0 +1,432 @@
+-- Diff views: the CLI's proposed change to a file, shown as a vimdiff in a
+-- tab of its own. The original is on the left (read-only), the proposal on
+-- the right, editable; `:w` in the proposal accepts it with the user's
+-- edits, `:q` (or closing the tab) rejects it.
+local config = require("gemini_companion.config")
+local sidecar = require("gemini_companion.sidecar")
+local util = require("gemini_companion.util")
+
+local M = {}
+
+local api = vim.api
+local uv = vim.uv or vim.loop
+
+-- How long to watch for the CLI writing an accepted file.
+local RELOAD_WATCH_MS = 30000
+
+local views = {} -- filePath -> view
+local order = {} -- views, oldest first
+local counter = 0
+
+local function forget(view)
+  if views[view.path] == view then
+    views[view.path] = nil
+  end
+  for i, v in ipairs(order) do
+    if v == view then
+      table.remove(order, i)
+      break
+    end
+  end
+  pcall(vim.cmd, "redrawstatus")
+end
+
+--- Paths with an open diff view, oldest first.
+function M.paths()
+  local out = {}
+  for _, v in ipairs(order) do
+    table.insert(out, v.path)
+  end
+  return out
+end
+
+--- The view for buf (either side), or nil.
+function M.view_of(buf)
+  for _, v in ipairs(order) do
+    if v.prop_buf == buf or v.orig_buf == buf then
+      return v
+    end
+  end
+  return nil
+end
+
+local function wipe_named(name)
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(b) == name then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+end
+
+local function detect_filetype(path, buf)
+  if vim.fn.has("nvim-0.8") == 1 then
+    local ok, ft = pcall(vim.filetype.match, { filename = path, buf = buf })
+    return ok and ft or nil
+  end
+  local ft
+  api.nvim_buf_call(buf, function()
+    pcall(vim.cmd, "silent doautocmd filetypedetect BufRead " .. vim.fn.fnameescape(path))
+    ft = api.nvim_buf_get_option(buf, "filetype")
+  end)
+  return ft ~= "" and ft or nil
+end
+
+-- Closes the view's tab and buffers; no notification to the sidecar.
+local function teardown(view)
+  view.done = true
+  forget(view)
+  pcall(api.nvim_del_augroup_by_id, view.group)
+  local was_here = api.nvim_get_current_tabpage() == view.tab
+  if api.nvim_tabpage_is_valid(view.tab) then
+    if #api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(view.tab))
+    else
+      -- The diff is the only tab left: keep one window, showing something else.
+      local wins = api.nvim_tabpage_list_wins(view.tab)
+      for i = 2, #wins do
+        pcall(api.nvim_win_close, wins[i], true)
+      end
+      local keep = wins[1]
+      if api.nvim_win_is_valid(keep) then
+        api.nvim_win_call(keep, function()
+          pcall(vim.cmd, "diffoff")
+        end)
+        pcall(api.nvim_win_set_buf, keep, api.nvim_create_buf(true, false))
+      end
+    end
+  end
+  for _, buf in ipairs({ view.prop_buf, view.orig_buf }) do
+    if api.nvim_buf_is_valid(buf) then
+      pcall(api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+  if was_here and api.nvim_tabpage_is_valid(view.origin_tab) then
+    api.nvim_set_current_tabpage(view.origin_tab)
+    -- Back to the Gemini CLI terminal the user came from, ready to type.
+    if
+      view.origin_mode == "t"
+      and api.nvim_win_is_valid(view.origin_win)
+      and api.nvim_win_get_tabpage(view.origin_win) == view.origin_tab
+      and api.nvim_buf_get_option(api.nvim_win_get_buf(view.origin_win), "buftype") == "terminal"
+    then
+      api.nvim_set_current_win(view.origin_win)
+      vim.cmd("startinsert")
+    end
+  end
+end
+
+-- Reloads the buffers of path once the file on disk changed (the CLI writes
+-- an accepted file itself), so the user sees what was written.
+local function reload_when_written(path)
+  local function sig(st)
+    if not st then
+      return "none"
+    end
+    return table.concat({ st.size, st.mtime.sec, st.mtime.nsec or 0, st.ino }, ":")
+  end
+  local initial = sig(uv.fs_stat(path))
+  local previous = initial
+  local deadline = uv.now() + RELOAD_WATCH_MS
+  local timer = uv.new_timer()
+  timer:start(
+    50,
+    50,
+    vim.schedule_wrap(function()
+      if timer:is_closing() then
+        return
+      end
+      local now = sig(uv.fs_stat(path))
+      -- Changed, and the same on two looks in a row: the write is over.
+      local settled = now ~= initial and now == previous
+      previous = now
+      if not settled and uv.now() < deadline then
+        return
+      end
+      timer:stop()
+      timer:close()
+      if not settled then
+        return
+      end
+      for _, buf in ipairs(api.nvim_list_bufs()) do
+        local name = api.nvim_buf_get_name(buf)
+        if
+          api.nvim_buf_is_loaded(buf)
+          and api.nvim_buf_get_option(buf, "buftype") == ""
+          and name ~= ""
+          and not util.is_url(name)
+          and util.realpath(name) == path
+        then
+          if api.nvim_buf_get_option(buf, "modified") then
+            util.notify(
+              vim.fn.fnamemodify(path, ":~:.") .. " was changed by Gemini CLI, but has unsaved changes here; :e! loads the new version",
+              "warn"
+            )
+          else
+            api.nvim_buf_call(buf, function()
+              vim.cmd("setlocal autoread")
+              pcall(vim.cmd, "silent checktime " .. buf)
+              vim.cmd("setlocal autoread<")
+            end)
+          end
+        end
+      end
+    end)
+  )
+end
+
+-- Records the user's decision, tells the sidecar, and closes the view.
+local function decide(view, accepted)
+  if view.done then
+    return
+  end
+  view.done = true
+  forget(view)
+  if accepted then
+    local content = util.buf_text(view.prop_buf)
+    pcall(api.nvim_buf_set_option, view.prop_buf, "modified", false)
+    reload_when_written(view.path)
+    sidecar.notify("diff/accepted", { filePath = view.path, content = content })
+  else
+    sidecar.notify("diff/rejected", { filePath = view.path })
+  end
+  -- Later: this may run inside an autocommand (BufWriteCmd, WinClosed) in
+  -- which windows cannot be closed.
+  vim.schedule(function()
+    teardown(view)
+  end)
+end
+
+-- Rejects the view once its proposal is no longer shown in any window.
+local function check_gone(view)
+  if view.done then
+    return
+  end
+  if api.nvim_buf_is_valid(view.prop_buf) and #vim.fn.win_findbuf(view.prop_buf) > 0 then
+    return
+  end
+  decide(view, false)
+end
+
+local function open_view(path, new_content, original)
+  local origin_tab = api.nvim_get_current_tabpage()
+  local origin_win = api.nvim_get_current_win()
+  local origin_mode = api.nvim_get_mode().mode
+  counter = counter + 1
+
+  local orig_name = "gemini://original/" .. path
+  local prop_name = "gemini://proposal/" .. path
+  wipe_named(orig_name)
+  wipe_named(prop_name)
+
+  local orig = api.nvim_create_buf(false, true)
+  util.set_buf_text(orig, original or "")
+  api.nvim_buf_set_name(orig, orig_name)
+  api.nvim_buf_set_option(orig, "modifiable", false)
+  api.nvim_buf_set_option(orig, "readonly", true)
+
+  local prop = api.nvim_create_buf(false, false)
+  api.nvim_buf_set_option(prop, "buftype", "acwrite")
+  api.nvim_buf_set_option(prop, "bufhidden", "hide")
+  api.nvim_buf_set_option(prop, "swapfile", false)
+  util.set_buf_text(prop, new_content)
+  api.nvim_buf_set_name(prop, prop_name)
+  api.nvim_buf_set_option(prop, "modified", false)
+
+  local ft = detect_filetype(path, prop)
+  if ft then
+    api.nvim_buf_set_option(orig, "filetype", ft)
+    api.nvim_buf_set_option(prop, "filetype", ft)
+  end
+
+  util.leave_visual()
+  vim.cmd("tab sbuffer " .. orig)
+  local tab = api.nvim_get_current_tabpage()
+  local orig_win = api.nvim_get_current_win()
+  vim.cmd("vertical rightbelow sbuffer " .. prop)
+  local prop_win = api.nvim_get_current_win()
+  for _, win in ipairs({ orig_win, prop_win }) do
+    api.nvim_win_call(win, function()
+      vim.cmd("diffthis")
+    end)
+  end
+
+  local view = {
+    id = counter,
+    path = path,
+    tab = tab,
+    orig_buf = orig,
+    prop_buf = prop,
+    orig_win = orig_win,
+    prop_win = prop_win,
+    origin_tab = origin_tab,
+    origin_win = origin_win,
+    origin_mode = origin_mode,
+    done = false,
+  }
+  view.group = api.nvim_create_augroup("GeminiCompanionDiff" .. counter, { clear = true })
+  api.nvim_create_autocmd("BufWriteCmd", {
+    group = view.group,
+    buffer = prop,
+    callback = function()
+      decide(view, true)
+    end,
+  })
+  api.nvim_create_autocmd({ "BufWinLeave", "BufHidden", "BufDelete", "BufWipeout" }, {
+    group = view.group,
+    buffer = prop,
+    callback = function()
+      vim.schedule(function()
+        check_gone(view)
+      end)
+    end,
+  })
+  api.nvim_create_autocmd({ "WinClosed", "TabClosed" }, {
+    group = view.group,
+    callback = function()
+      vim.schedule(function()
+        check_gone(view)
+      end)
+    end,
+  })
+
+  local keys = config.options.diff.keymaps
+  if keys.accept then
+    vim.keymap.set("n", keys.accept, function()
+      decide(view, true)
+    end, { buffer = prop, desc = "Accept Gemini's proposed change" })
+  end
+  if keys.reject then
+    vim.keymap.set("n", keys.reject, function()
+      decide(view, false)
+    end, { buffer = prop, desc = "Reject Gemini's proposed change" })
+  end
+
+  local old = views[path]
+  views[path] = view
+  table.insert(order, view)
+  if old then
+    old.done = true
+    teardown(old)
+  end
+
+  local rel = vim.fn.fnamemodify(path, ":~:.")
+  if config.options.diff.focus then
+    local m = origin_mode:sub(1, 1)
+    if m == "i" or m == "t" or m == "R" then
+      vim.cmd("stopinsert")
+    end
+    api.nvim_set_current_win(prop_win)
+    util.notify(string.format("Gemini proposes a change to %s: :w accepts (with your edits), :q rejects", rel))
+  else
+    api.nvim_set_current_tabpage(origin_tab)
+    if api.nvim_win_is_valid(origin_win) then
+      api.nvim_set_current_win(origin_win)
+    end
+    if origin_mode == "t" then
+      vim.cmd("startinsert")
+    end
+    util.notify(
+      string.format("Gemini proposes a change to %s (tab %d): :GeminiAccept or :GeminiReject", rel, api.nvim_tabpage_get_number(tab))
+    )
+  end
+  pcall(vim.cmd, "redrawstatus")
+  return view
+end
+
+--- Accepts a diff: the one shown in the current buffer, else the one for
+--- path, else the most recent one.
+function M.accept(path)
+  local view = M.target(path)
+  if view then
+    decide(view, true)
+  end
+end
+
+--- Rejects a diff (same choice of view as accept).
+function M.reject(path)
+  local view = M.target(path)
+  if view then
+    decide(view, false)
+  end
+end
+
+function M.target(path)
+  if path and path ~= "" then
+    local full = util.realpath(path)
+    local view = views[full] or views[path]
+    if not view then
+      util.notify("no Gemini diff is open for " .. path, "warn")
+    end
+    return view
+  end
+  local view = M.view_of(api.nvim_get_current_buf()) or order[#order]
+  if not view then
+    util.notify("no Gemini diff is open", "warn")
+  end
+  return view
+end
+
+--- Closes every view without telling the sidecar (it is gone).
+function M.close_all()
+  for _, view in ipairs(vim.list_slice(order)) do
+    teardown(view)
+  end
+end
+
+local function check_path(params)
+  if type(params.filePath) ~= "string" or params.filePath == "" or params.filePath:sub(1, 1) ~= "/" then
+    return "filePath must be an absolute path"
+  end
+  return nil
+end
+
+function M.setup()
+  sidecar.on_request("diff/open", function(params, respond)
+    local bad = check_path(params)
+    if not bad and type(params.newContent) ~= "string" then
+      bad = "newContent must be a string"
+    end
+    local original = params.originalContent
+    if original == vim.NIL then
+      original = nil
+    end
+    if not bad and original ~= nil and type(original) ~= "string" then
+      bad = "originalContent must be a string or null"
+    end
+    if bad then
+      respond({ code = -32602, message = bad })
+      return
+    end
+    local ok, err = pcall(open_view, params.filePath, params.newContent, original)
+    if not ok then
+      respond({ code = -32603, message = "cannot open the diff view: " .. tostring(err) })
+      return
+    end
+    respond(nil, vim.empty_dict())
+  end)
+
+  sidecar.on_request("diff/close", function(params, respond)
+    local bad = check_path(params)
+    if bad then
+      respond({ code = -32602, message = bad })
+      return
+    end
+    local view = views[params.filePath]
+    if not view then
+      respond(nil, { content = vim.NIL })
+      return
+    end
+    local content = util.buf_text(view.prop_buf)
+    teardown(view)
+    respond(nil, { content = content })
+  end)
+
+  sidecar.on_ready(function(up)
+    if not up and #order > 0 then
+      M.close_all()
+      util.notify("the open Gemini diffs were closed: the sidecar stopped", "warn")
+    end
+  end)
+end
+
+return M

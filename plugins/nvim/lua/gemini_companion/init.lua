@@ -1,0 +1,122 @@
+-- gemini_companion: Neovim as an IDE for Gemini CLI, through the
+-- gemini-ide-companion sidecar. See :help gemini-companion.
+local config = require("gemini_companion.config")
+local util = require("gemini_companion.util")
+
+local M = {}
+
+M.did_setup = false
+
+local function modules()
+  return require("gemini_companion.sidecar"), require("gemini_companion.diff"), require("gemini_companion.terminal")
+end
+
+--- Configures the plugin and, with auto_start, starts the sidecar.
+--- Raises an error for an option of the wrong type; warns about unknown ones.
+---@param opts? table
+function M.setup(opts)
+  local options, warnings = config.build(opts)
+  config.options = options
+  for _, w in ipairs(warnings) do
+    util.notify(w .. " (ignored)", "warn")
+  end
+  require("gemini_companion.commands").define()
+  if not M.did_setup then
+    M.did_setup = true
+    require("gemini_companion.context").setup()
+    require("gemini_companion.diff").setup()
+    local group = vim.api.nvim_create_augroup("GeminiCompanion", { clear = true })
+    vim.api.nvim_create_autocmd("VimLeavePre", {
+      group = group,
+      callback = function()
+        require("gemini_companion.sidecar").stop_sync()
+      end,
+    })
+  end
+  if options.auto_start then
+    M.start()
+  end
+end
+
+-- Commands work without setup(): they set up with the defaults, minus
+-- auto_start (the command itself starts what it needs).
+local function ensure()
+  if not M.did_setup then
+    M.setup({ auto_start = false })
+  end
+end
+
+--- Starts the sidecar; cb(err, info) once it is ready.
+function M.start(cb)
+  ensure()
+  require("gemini_companion.sidecar").start(cb)
+end
+
+function M.stop(cb)
+  ensure()
+  require("gemini_companion.sidecar").stop(cb)
+end
+
+function M.restart(cb)
+  ensure()
+  require("gemini_companion.sidecar").restart(cb)
+end
+
+--- Opens Gemini CLI in a terminal (restarting it with args when force).
+function M.open(args, force)
+  ensure()
+  local _, _, terminal = modules()
+  if force then
+    terminal.reopen(args or {})
+  else
+    terminal.open(args or {})
+  end
+end
+
+function M.toggle()
+  ensure()
+  local _, _, terminal = modules()
+  terminal.toggle()
+end
+
+--- Sends the current file (or lines line1..line2) to Gemini CLI.
+function M.send(line1, line2)
+  ensure()
+  local _, _, terminal = modules()
+  terminal.send(line1, line2)
+end
+
+--- Accepts the diff in the current buffer, for path, or the latest one.
+function M.accept(path)
+  ensure()
+  local _, diff = modules()
+  diff.accept(path)
+end
+
+function M.reject(path)
+  ensure()
+  local _, diff = modules()
+  diff.reject(path)
+end
+
+function M.status()
+  ensure()
+  require("gemini_companion.status").show()
+end
+
+--- A statusline component: "Gemini: 1 CLI", "Gemini: off", ...
+function M.statusline()
+  if not M.did_setup then
+    return ""
+  end
+  return require("gemini_companion.status").line()
+end
+
+--- Builds the sidecar from this checkout with `go build` and waits for it
+--- (for plugin managers' build hooks). Raises an error on failure.
+function M.build(opts)
+  local options = opts and config.build(opts) or config.options
+  return require("gemini_companion.binary").build_sync(options)
+end
+
+return M

@@ -1,0 +1,185 @@
+// Command companionbench measures gemini-ide-companion against a reference
+// companion built the way the official VS Code companion's server is (Node,
+// express and the MCP TypeScript SDK), side by side in one run.
+//
+// It plays both the editor (over the editor link on the companion's stdio,
+// answering diff/open at once) and any number of Gemini CLI sessions (MCP
+// Streamable HTTP clients with the Bearer token from the initialize result).
+// Companions run in turn, interleaved round by round, and the report gives
+// for each figure the median and spread of both and the ratio
+// ours/reference. It asserts nothing about speed: it exits non-zero only when
+// something did not work (a notification missing, a tool call failing, a
+// companion crashing).
+//
+// Usage:
+//
+//	companionbench [--short] [--rounds N] [--only ours|reference]
+//	               [--binary PATH] [--reference DIR] [--json FILE]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var (
+		short     = flag.Bool("short", false, "one short round of a few seconds (CI): smaller counts and durations")
+		rounds    = flag.Int("rounds", 0, "rounds per companion (default 5, or 1 with --short)")
+		only      = flag.String("only", "", "measure only `ours` or `reference`")
+		binary    = flag.String("binary", "", "path of the gemini-ide-companion binary")
+		oursArgs  = flag.String("ours-args", "", "extra arguments for gemini-ide-companion, space-separated")
+		refDir    = flag.String("reference", "scripts/bench/reference", "directory of the reference companion (with node_modules)")
+		nodeBin   = flag.String("node", "node", "node executable for the reference")
+		unbundled = flag.Bool("reference-unbundled", false, "run the reference from server.js and node_modules instead of its esbuild bundle")
+		jsonOut   = flag.String("json", "", "also write the figures as JSON to this file")
+		keep      = flag.Bool("keep", false, "keep the run directory (logs, TMPDIRs) even on success")
+		phases    = flag.String("phases", strings.Join(allPhases, ","), "load phases to run (start-up always runs), for profiling one of them")
+		client    = flag.String("client", "lean", "how CLI sessions call openDiff: `lean` (plain HTTP POSTs on the session, little driver CPU) or sdk (the go-sdk client)")
+		timeLimit = flag.Duration("timeout", 45*time.Minute, "give up after this long")
+	)
+	flag.Parse()
+
+	cfg := fullConfig()
+	if *short {
+		cfg = shortConfig()
+	}
+	if *rounds > 0 {
+		cfg.rounds = *rounds
+	}
+	switch *client {
+	case "lean":
+	case "sdk":
+		cfg.sdkCalls = true
+	default:
+		fmt.Fprintf(os.Stderr, "companionbench: --client must be lean or sdk, not %q\n", *client)
+		return 2
+	}
+	cfg.phases = phaseSet{}
+	for _, p := range strings.Split(*phases, ",") {
+		if !slices.Contains(allPhases, p) {
+			fmt.Fprintf(os.Stderr, "companionbench: unknown phase %q (want some of %s)\n", p, strings.Join(allPhases, ","))
+			return 2
+		}
+		cfg.phases[p] = true
+	}
+
+	var kinds []kind
+	switch *only {
+	case "":
+		kinds = []kind{kindOurs, kindReference}
+	case string(kindOurs), string(kindReference):
+		kinds = []kind{kind(*only)}
+	default:
+		fmt.Fprintf(os.Stderr, "companionbench: --only must be ours or reference, not %q\n", *only)
+		return 2
+	}
+
+	specs := map[kind]launchSpec{}
+	for _, k := range kinds {
+		switch k {
+		case kindOurs:
+			if *binary == "" {
+				fmt.Fprintln(os.Stderr, "companionbench: --binary is required to measure ours")
+				return 2
+			}
+			argv := append([]string{*binary, "--stdio"}, strings.Fields(*oursArgs)...)
+			specs[k] = launchSpec{kind: k, argv: argv}
+		case kindReference:
+			// Like the VS Code companion, which ships one esbuild bundle
+			// (dist/extension.cjs), the reference runs from its bundle.
+			entry := filepath.Join("dist", "server.cjs")
+			if *unbundled {
+				entry = "server.js"
+			}
+			script, err := filepath.Abs(filepath.Join(*refDir, entry))
+			if err == nil {
+				_, err = os.Stat(script)
+			}
+			if err == nil {
+				_, err = os.Stat(filepath.Join(*refDir, "node_modules"))
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "companionbench: reference companion not ready in %s (run npm ci && npm run build there): %v\n", *refDir, err)
+				return 2
+			}
+			// The shipped body limit is 10mb; raised so 16 MiB diffs can be compared.
+			specs[k] = launchSpec{kind: k, argv: []string{*nodeBin, script}, env: []string{"REFERENCE_JSON_LIMIT=64mb"}}
+		}
+	}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	ctx, cancelTime := context.WithTimeout(ctx, *timeLimit)
+	defer cancelTime()
+
+	runDir, err := os.MkdirTemp("", "companionbench-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "companionbench: %v\n", err)
+		return 1
+	}
+	w, err := prepareWorkload(filepath.Join(runDir, "workspace"), cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "companionbench: %v\n", err)
+		return 1
+	}
+
+	results := map[kind][]roundResult{}
+	var failures []string
+	seq := 0
+	peakReset := true
+	for r := range cfg.rounds {
+		for _, k := range kinds {
+			if ctx.Err() != nil {
+				break
+			}
+			t0 := time.Now()
+			fmt.Fprintf(os.Stderr, "round %d/%d: %s ...", r+1, cfg.rounds, k)
+			rr, err := runRound(ctx, specs[k], cfg, runDir, w, &seq)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, " FAILED after %v\n", time.Since(t0).Round(time.Millisecond))
+				failures = append(failures, fmt.Sprintf("round %d, %s: %v", r+1, k, err))
+				continue
+			}
+			fmt.Fprintf(os.Stderr, " %v\n", time.Since(t0).Round(time.Millisecond))
+			peakReset = peakReset && rr.peakReset
+			results[k] = append(results[k], rr)
+		}
+	}
+	if ctx.Err() != nil {
+		failures = append(failures, fmt.Sprintf("run stopped: %v", context.Cause(ctx)))
+	}
+
+	rows := buildRows(cfg, results)
+	printReport(os.Stdout, cfg, rows, peakReset)
+	if *jsonOut != "" {
+		if err := writeJSON(*jsonOut, cfg, rows); err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(os.Stderr, "\ncompanionbench: %d functional failure(s); logs and TMPDIRs kept in %s\n", len(failures), runDir)
+		for _, f := range failures {
+			fmt.Fprintf(os.Stderr, "  - %s\n", f)
+		}
+		return 1
+	}
+	if *keep {
+		fmt.Fprintf(os.Stderr, "run directory kept: %s\n", runDir)
+	} else if err := os.RemoveAll(runDir); err != nil {
+		fmt.Fprintf(os.Stderr, "companionbench: remove %s: %v\n", runDir, err)
+	}
+	return 0
+}

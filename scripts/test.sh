@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Runs every check and test of the project: formatting, vet, staticcheck,
+# the Go tests with the race detector (unit, sidecar integration, real
+# Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
+# IDE client, the Sublime Text package's tests, brief fuzzing, and one short
+# benchmark round. Ends with a summary line.
+#
+#   scripts/test.sh            everything
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, fuzz, bench)
+#
+# Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
+# neovim vim tmux). Node packages are installed here with npm ci.
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+only="${1:-all}"
+passed=0
+failed=0
+failures=()
+
+step() {
+	local name="$1"
+	shift
+	echo
+	echo "==> $name"
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		echo "FAILED: $name"
+	fi
+}
+
+want() { [[ "$only" == all || "$only" == "$1" ]]; }
+
+npm_deps() {
+	# npm ci when the lock changed since the last install (or none yet).
+	local dir="$1"
+	if [[ ! -d "$dir/node_modules" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+	fi
+}
+
+gofmt_clean() {
+	local out
+	out="$(gofmt -l $(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go'))"
+	[[ -z "$out" ]] || { echo "gofmt would change:"; echo "$out"; return 1; }
+}
+
+staticcheck() { go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; }
+
+build_binary() {
+	mkdir -p bin && go build -race -o bin/gemini-ide-companion-test-race ./cmd/gemini-ide-companion
+}
+
+go_tests() {
+	# The sidecar is built once, with the race detector, for every package.
+	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" go test -race -count=1 -timeout 12m ./...
+}
+
+node_tests() {
+	(cd tests/node && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" npm test)
+}
+
+sublime_tests() {
+	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" python3 plugins/sublime/tests/run.py
+}
+
+fuzz_briefly() {
+	local list=scripts/fuzz-targets.txt
+	[[ -f "$list" ]] || return 0
+	local pkg target
+	while read -r pkg target; do
+		[[ -z "$pkg" || "$pkg" == \#* ]] && continue
+		echo "fuzz $pkg $target"
+		go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s "$pkg" || return 1
+	done <"$list"
+}
+
+if want go || want node || want sublime || want bench; then
+	step "npm ci (tests/node)" npm_deps tests/node
+	step "build sidecar" build_binary
+fi
+if want go; then
+	step "gofmt" gofmt_clean
+	step "go vet" go vet ./...
+	step "staticcheck" staticcheck
+	step "go test -race" go_tests
+fi
+want node && step "conformance (Gemini CLI's IdeClient)" node_tests
+want sublime && step "Sublime Text package" sublime_tests
+want fuzz && step "fuzz (10 s per target)" fuzz_briefly
+want bench && step "benchmark, one short round" scripts/bench.sh --short
+
+echo
+if ((failed > 0)); then
+	echo "failed: ${failures[*]}"
+fi
+echo "checks: $passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,81 @@
+package nvim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// checkhealth runs :checkhealth gemini_companion and returns the report.
+func checkhealth(t testing.TB, nv *Nvim) string {
+	t.Helper()
+	nv.Cmd(t, "checkhealth gemini_companion")
+	var text string
+	nv.LuaJSON(t, &text, `return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`)
+	nv.Cmd(t, "tabclose")
+	return text
+}
+
+// :checkhealth gemini_companion reports the binary, its version, the
+// running sidecar, its discovery file and its port; a stopped sidecar is a
+// warning with advice.
+func TestCheckhealth(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	nv := startNvim(t, sb, Options{})
+	nv.WaitRunning(t)
+	path, f := sb.WaitDiscovery(t, waitTimeout)
+	report := checkhealth(t, nv)
+	for _, want := range []string{
+		"OK", "found " + testkit.Binary(t),
+		"version: gemini-ide-companion ",
+		"discovery file present: " + path,
+		"port " + itoa(f.Port) + " answers",
+		"connected Gemini CLI sessions: 0",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the health report does not say %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "ERROR") {
+		t.Errorf("errors in a healthy setup:\n%s", report)
+	}
+
+	nv.Cmd(t, "GeminiStop")
+	nv.WaitLua(t, "the sidecar to stop", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
+	report = checkhealth(t, nv)
+	if !strings.Contains(report, "the sidecar is stopped") || !strings.Contains(report, ":GeminiStart") {
+		t.Errorf("a stopped sidecar is not reported with advice:\n%s", report)
+	}
+}
+
+// :help finds the plugin's help by its tags (after :helptags, as plugin
+// managers run it).
+func TestHelpTags(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	root := filepath.Join(sb.TmpDir, "helpcopy")
+	if err := os.MkdirAll(filepath.Join(root, "doc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(pluginDir(t), "doc", "gemini-companion.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "doc", "gemini-companion.txt"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nv := startNvim(t, sb, Options{Setup: map[string]any{"auto_start": false}})
+	nv.Cmd(t, "helptags "+filepath.Join(root, "doc"))
+	nv.Lua(t, `vim.opt.rtp:append(...)`, root)
+	for _, tag := range []string{"gemini-companion", ":GeminiSend", "<Plug>(GeminiAccept)", "gemini-companion-options", "gemini_companion.statusline()"} {
+		nv.Cmd(t, "help "+tag)
+		var line string
+		nv.LuaJSON(t, &line, `return vim.fn.expand("%:t") .. ":" .. vim.api.nvim_get_current_line()`)
+		if !strings.HasPrefix(line, "gemini-companion.txt:") || !strings.Contains(line, "*"+tag+"*") {
+			t.Errorf(":help %s lands on %q", tag, line)
+		}
+		nv.Cmd(t, "helpclose")
+	}
+}
