@@ -53,12 +53,13 @@ func ServeEditorLink(ctx context.Context, r io.Reader, w io.Writer, opts Options
 	ticker := time.NewTicker(editorPoll)
 	defer ticker.Stop()
 	var err error
+	const linkEnded = "editor link closed or shutdown requested"
 	reason := ""
 loop:
 	for {
 		select {
 		case err = <-serveErr:
-			reason = "editor link closed or shutdown requested"
+			reason = linkEnded
 			break loop
 		case <-ctx.Done():
 			reason = "stopped"
@@ -77,8 +78,17 @@ loop:
 	if cerr := s.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
-	// The reader goroutine may still be blocked reading stdin; the process
-	// exits right after this returns, which ends it.
+	if reason != linkEnded {
+		// The reader may be blocked reading; closing the input (a pipe)
+		// releases it. Readers that cannot be closed end with the process.
+		if c, ok := r.(io.Closer); ok {
+			_ = c.Close()
+			select {
+			case <-serveErr:
+			case <-time.After(time.Second):
+			}
+		}
+	}
 	return err
 }
 

@@ -44,7 +44,7 @@ type Diff struct {
 	// ID is unique within a Registry; it tells a diff apart from a later one
 	// for the same path.
 	ID uint64
-	// Path is the absolute path of the file.
+	// Path is the absolute path of the file, as the CLI wrote it.
 	Path string
 	// Original is the file's content when the diff opened; nil if the file
 	// did not exist.
@@ -69,18 +69,21 @@ func NewRegistry() *Registry {
 
 // Open registers a new diff for path, replacing (and returning) any diff
 // already open for it.
+//
+// Diffs are keyed by the cleaned path, but Path keeps the text the caller
+// gave: the CLI matches decisions to its pending diffs by that exact string.
 func (r *Registry) Open(path string, original *string, proposed string) (d Diff, replaced *Diff) {
-	path = filepath.Clean(path)
+	key := filepath.Clean(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.open[path]; ok {
+	if old, ok := r.open[key]; ok {
 		old.State = Replaced
 		c := *old
 		replaced = &c
 	}
 	r.nextID++
 	nd := &Diff{ID: r.nextID, Path: path, Original: original, Proposed: proposed, State: Open}
-	r.open[path] = nd
+	r.open[key] = nd
 	return *nd, replaced
 }
 

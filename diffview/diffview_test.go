@@ -49,7 +49,7 @@ func TestReplaceKeepsOnlyNewest(t *testing.T) {
 		t.Fatalf("len %d", r.Len())
 	}
 	got, ok := r.Resolve("/w/a.go", Rejected)
-	if !ok || got.ID != second.ID || got.Proposed != "v2" {
+	if !ok || got.ID != second.ID || got.Proposed != "v2" || got.Path != "/w/./a.go" {
 		t.Fatalf("got %+v", got)
 	}
 }

@@ -120,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := companion.Options{Version: version, Logger: logger}
 	if cmd == "stdio" {
 		logger.Info().Str("version", version).Int("pid", os.Getpid()).Msg("editor link starting")
-		if err := companion.ServeEditorLink(ctx, stdin, stdout, opts); err != nil {
+		if err := companion.ServeEditorLink(ctx, pollable(stdin), stdout, opts); err != nil {
 			logger.Error().Err(err).Msg("editor link failed")
 			return 1
 		}
@@ -265,4 +265,20 @@ func printEnv(cfg config, stdout, stderr io.Writer) int {
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// pollable returns stdin as a file the runtime polls, so that closing it
+// releases a pending read and the editor link can stop without waiting for
+// the editor to close the pipe. Other readers are returned as they are.
+func pollable(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok || isatty.IsTerminal(f.Fd()) {
+		// A terminal is shared with the shell; leave its mode alone.
+		return r
+	}
+	fd := int(f.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return r
+	}
+	return os.NewFile(uintptr(fd), f.Name())
 }
