@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
@@ -261,4 +262,22 @@ func TestRestartGivesUp(t *testing.T) {
 	}
 	nv.Cmd(t, "GeminiStart")
 	nv.WaitRunning(t)
+}
+
+// trusted = false reaches the CLI (it then runs in its untrusted mode),
+// also when set by a later setup() call.
+func TestTrustReachesTheCLI(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	nv := startNvim(t, sb, Options{Setup: map[string]any{"trusted": false}, Args: []string{"a.txt"}})
+	cli := connect(t, sb)
+	trusted := func(want bool) func(idectx.IdeContext) bool {
+		return func(c idectx.IdeContext) bool {
+			return c.WorkspaceState != nil && c.WorkspaceState.IsTrusted != nil && *c.WorkspaceState.IsTrusted == want &&
+				slices.Contains(openPaths(c), a)
+		}
+	}
+	waitContext(t, cli, "an untrusted workspace", trusted(false))
+	nv.Lua(t, `require("gemini_companion").setup({ trusted = true })`)
+	waitContext(t, cli, "a trusted workspace", trusted(true))
 }

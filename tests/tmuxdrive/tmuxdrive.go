@@ -169,10 +169,16 @@ func (p *Pane) tmux(args ...string) (string, error) {
 
 // withoutTMUX drops TMUX and TMUX_PANE, so that running the tests from inside
 // tmux does not confuse the private server with the user's.
+// withoutTMUX cleans the environment a pane starts with, so it is a user's
+// terminal: not inside the test's own tmux, and not in CI. Gemini CLI reads
+// CI, CONTINUOUS_INTEGRATION and any CI_* variable as "no one is at the
+// keyboard" and refuses to start interactively.
 func withoutTMUX(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "TMUX", name == "TMUX_PANE", name == "CI", name == "CONTINUOUS_INTEGRATION", strings.HasPrefix(name, "CI_"):
 			continue
 		}
 		out = append(out, kv)

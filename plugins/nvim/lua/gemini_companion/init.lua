@@ -16,6 +16,7 @@ end
 ---@param opts? table
 function M.setup(opts)
   local options, warnings = config.build(opts)
+  local was_trusted = config.options.trusted
   config.options = options
   for _, w in ipairs(warnings) do
     util.notify(w .. " (ignored)", "warn")
@@ -32,6 +33,9 @@ function M.setup(opts)
         require("gemini_companion.sidecar").stop_sync()
       end,
     })
+  end
+  if options.trusted ~= was_trusted then
+    require("gemini_companion.sidecar").notify("workspace/trustChanged", { isTrusted = options.trusted })
   end
   if options.auto_start then
     M.start()
