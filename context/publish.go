@@ -8,9 +8,13 @@ import (
 // Default timing of context updates: a trailing debounce so a burst of events
 // becomes one notification, and a max-wait so a long cursor motion still
 // streams instead of going silent until it stops.
+//
+// DefaultMaxWait is a little under 200 ms so that, with the time it takes to
+// build and deliver an update, a moving cursor is reported at least every
+// 200 ms.
 const (
 	DefaultQuiet   = 50 * time.Millisecond
-	DefaultMaxWait = 200 * time.Millisecond
+	DefaultMaxWait = 180 * time.Millisecond
 )
 
 // Publisher turns a stream of "something changed" signals into paced
@@ -62,6 +66,7 @@ func (p *Publisher) Run(ctx stdctx.Context, send func(IdeContext)) {
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var lastFlush time.Time
 	for {
 		// Idle: wait for the first change of a burst.
 		select {
@@ -70,7 +75,12 @@ func (p *Publisher) Run(ctx stdctx.Context, send func(IdeContext)) {
 		case <-p.kick:
 		}
 		start := time.Now()
-		timer.Reset(p.quiet)
+		if start.Sub(lastFlush) < p.quiet {
+			// Changes never stopped: keep the max-wait rhythm from the
+			// last update rather than from this change.
+			start = lastFlush
+		}
+		timer.Reset(min(p.quiet, max(p.maxWait-time.Since(start), 0)))
 	burst:
 		for {
 			select {
@@ -86,6 +96,7 @@ func (p *Publisher) Run(ctx stdctx.Context, send func(IdeContext)) {
 				timer.Reset(max(wait, 0))
 			case <-timer.C:
 				flush()
+				lastFlush = time.Now()
 				break burst
 			}
 		}
