@@ -1,10 +1,8 @@
 package nvim
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,32 +16,12 @@ import (
 // round trips through the fake API).
 const cliTimeout = 60 * time.Second
 
-// editorContext is the JSON block in which the CLI tells the model about
-// the editor.
-type editorContext struct {
-	ActiveFile *struct {
-		Path   string `json:"path"`
-		Cursor *struct {
-			Line      int `json:"line"`
-			Character int `json:"character"`
-		} `json:"cursor"`
-		SelectedText string `json:"selectedText"`
-	} `json:"activeFile"`
-	OtherOpenFiles []string `json:"otherOpenFiles"`
-}
-
-var contextBlock = regexp.MustCompile("(?s)Here is the user's editor context as a JSON object[^\n]*\n```json\n(.*?)\n```")
-
 // requestContext finds the editor context the CLI put in a model request.
-func requestContext(t testing.TB, req fakegemini.Request) editorContext {
+func requestContext(t testing.TB, req fakegemini.Request) fakegemini.EditorContext {
 	t.Helper()
-	m := contextBlock.FindStringSubmatch(req.Text())
-	if m == nil {
+	c, ok := req.EditorContext()
+	if !ok {
 		t.Fatalf("the model request carries no editor context:\n%s", req.Text())
-	}
-	var c editorContext
-	if err := json.Unmarshal([]byte(m[1]), &c); err != nil {
-		t.Fatalf("editor context %q: %v", m[1], err)
 	}
 	return c
 }

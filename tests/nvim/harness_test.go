@@ -399,19 +399,8 @@ func (n *Nvim) BufLines(t testing.TB, buf int) []string {
 	return lines
 }
 
-// poll calls cond every 20 ms until it returns true or timeout passes.
-func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// poll waits for cond like testkit.Poll.
+func poll(timeout time.Duration, cond func() bool) bool { return testkit.Poll(timeout, cond) }
 
 // connect waits for the discovery file and connects a CLI to the sidecar.
 func connect(t testing.TB, sb *testkit.Sandbox) *testkit.CLI {
