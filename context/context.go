@@ -10,6 +10,7 @@ package context
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -99,6 +100,9 @@ type Engine struct {
 	active  bool     // whether files[0] is the focused editor
 	trusted bool
 	now     func() time.Time
+	// paths counts changes to the set of open paths (not to cursors), so
+	// that watchers can skip the work when only a cursor moved.
+	paths atomic.Uint64
 
 	onChange func()
 }
@@ -151,6 +155,7 @@ func (e *Engine) focusLocked(path string, cursor *Cursor, selected string) {
 	}
 	if ent == nil {
 		ent = &entry{path: path}
+		e.paths.Add(1)
 	}
 	if ts < ent.ts {
 		ts = ent.ts
@@ -198,6 +203,7 @@ func (e *Engine) Close(path string) bool {
 			}
 			e.files = append(e.files[:i], e.files[i+1:]...)
 			did = true
+			e.paths.Add(1)
 			break
 		}
 	}
@@ -205,6 +211,9 @@ func (e *Engine) Close(path string) bool {
 	e.changed(did)
 	return did
 }
+
+// PathsGeneration changes whenever the set of open paths changes.
+func (e *Engine) PathsGeneration() uint64 { return e.paths.Load() }
 
 // Rename moves the record of oldPath to newPath, keeping its place, cursor
 // and selection. A record already at newPath is replaced.
@@ -240,6 +249,7 @@ func (e *Engine) Rename(oldPath, newPath string) bool {
 		}
 		e.files[idx].path = newPath
 		did = true
+		e.paths.Add(1)
 	}
 	e.mu.Unlock()
 	e.changed(did)

@@ -2,6 +2,7 @@ package context
 
 import (
 	stdctx "context"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,11 +22,18 @@ const (
 // snapshots: one send Quiet after the last change, and at least one every
 // MaxWait while changes keep coming. A snapshot equal to the last one sent is
 // not sent again.
+//
+// Changed only records the time of the change; it wakes the pacing goroutine
+// only when that goroutine is idle. During a burst the goroutine sleeps on
+// its timer and looks at the latest change time when it wakes, so a storm of
+// cursor events costs one timer wake-up per update, not one per event.
 type Publisher struct {
 	engine  *Engine
 	quiet   time.Duration
 	maxWait time.Duration
 	kick    chan struct{}
+	last    atomic.Int64 // UnixNano of the latest change
+	idle    atomic.Bool  // Run is waiting for a kick
 }
 
 // NewPublisher returns a Publisher for engine. Zero durations take the
@@ -40,32 +48,29 @@ func NewPublisher(engine *Engine, quiet, maxWait time.Duration) *Publisher {
 	if maxWait < quiet {
 		maxWait = quiet
 	}
-	return &Publisher{engine: engine, quiet: quiet, maxWait: maxWait, kick: make(chan struct{}, 1)}
+	p := &Publisher{engine: engine, quiet: quiet, maxWait: maxWait, kick: make(chan struct{}, 1)}
+	p.idle.Store(true)
+	return p
 }
 
-// Changed signals a change. It never blocks; signals that arrive while one is
-// already waiting are merged.
+// Changed signals a change. It never blocks.
 func (p *Publisher) Changed() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
+	p.last.Store(time.Now().UnixNano())
+	if p.idle.CompareAndSwap(true, false) {
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // Run paces snapshots to send until ctx is done. send is called from Run's
 // goroutine only.
 func (p *Publisher) Run(ctx stdctx.Context, send func(IdeContext)) {
-	var last *IdeContext
-	flush := func() {
-		snap := p.engine.Snapshot()
-		if last != nil && last.Equal(snap) {
-			return
-		}
-		last = &snap
-		send(snap)
-	}
+	var sent *IdeContext
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	defer timer.Stop()
 	var lastFlush time.Time
 	for {
 		// Idle: wait for the first change of a burst.
@@ -80,24 +85,36 @@ func (p *Publisher) Run(ctx stdctx.Context, send func(IdeContext)) {
 			// last update rather than from this change.
 			start = lastFlush
 		}
-		timer.Reset(min(p.quiet, max(p.maxWait-time.Since(start), 0)))
-	burst:
 		for {
+			// Sleep until the earlier of "quiet since the last change" and
+			// the max-wait deadline of this burst.
+			now := time.Now()
+			quietAt := time.Unix(0, p.last.Load()).Add(p.quiet)
+			due := min(quietAt.Sub(now), start.Add(p.maxWait).Sub(now))
+			if due <= 0 {
+				break
+			}
+			timer.Reset(due)
 			select {
 			case <-ctx.Done():
-				timer.Stop()
 				return
-			case <-p.kick:
-				wait := p.quiet
-				if left := p.maxWait - time.Since(start); left < wait {
-					wait = left
-				}
-				timer.Stop()
-				timer.Reset(max(wait, 0))
 			case <-timer.C:
-				flush()
-				lastFlush = time.Now()
-				break burst
+			}
+		}
+		flushedAt := time.Now()
+		snap := p.engine.Snapshot()
+		if sent == nil || !sent.Equal(snap) {
+			sent = &snap
+			send(snap)
+		}
+		lastFlush = flushedAt
+		p.idle.Store(true)
+		// A change that came in while we were busy did not kick (we were
+		// not idle): start the next burst for it now.
+		if p.last.Load() > flushedAt.UnixNano() && p.idle.CompareAndSwap(true, false) {
+			select {
+			case p.kick <- struct{}{}:
+			default:
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -26,8 +27,9 @@ type Watcher struct {
 	fsw     *fsnotify.Watcher
 	syncReq chan struct{}
 
-	mu   sync.Mutex
-	dirs map[string]bool
+	mu     sync.Mutex
+	dirs   map[string]bool
+	synced atomic.Uint64 // the engine's PathsGeneration at the last resync
 }
 
 // NewWatcher creates a Watcher for engine. Call Run to make it work and Sync
@@ -43,6 +45,9 @@ func NewWatcher(engine *Engine) (*Watcher, error) {
 // Sync asks the watcher to bring its watched directories in line with the
 // engine's open files. It never blocks.
 func (w *Watcher) Sync() {
+	if w.engine.PathsGeneration() == w.synced.Load() {
+		return // only a cursor moved
+	}
 	select {
 	case w.syncReq <- struct{}{}:
 	default:
@@ -108,6 +113,7 @@ func (w *Watcher) Watched(dir string) bool {
 func (w *Watcher) resync(onErr func(error)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.synced.Store(w.engine.PathsGeneration())
 	want := map[string]bool{}
 	for _, p := range w.engine.Paths() {
 		want[filepath.Dir(p)] = true

@@ -3,6 +3,7 @@ package diffview
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
@@ -27,7 +28,7 @@ func Unified(path string, original *string, proposed string) string {
 	}
 	oldLines := splitLines(oldText)
 	newLines := splitLines(proposed)
-	ops := lineOps(oldText, proposed)
+	ops := lineOps(oldLines, newLines)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "--- %s\n+++ b%s\n", oldLabel, path)
@@ -43,24 +44,47 @@ type op struct {
 	n    int
 }
 
-// lineOps diffs two texts line by line with go-diff's line mode: lines are
-// mapped to single runes, diffed, and the runs counted back in lines.
-func lineOps(a, b string) []op {
-	dmp := diffmatchpatch.New()
-	ra, rb, _ := dmp.DiffLinesToRunes(a, b)
-	diffs := dmp.DiffMainRunes(ra, rb, false)
-	ops := make([]op, 0, len(diffs))
-	for _, d := range diffs {
-		n := len([]rune(d.Text))
-		if n == 0 {
-			continue
-		}
-		if k := len(ops); k > 0 && ops[k-1].kind == d.Type {
-			ops[k-1].n += n
-			continue
-		}
-		ops = append(ops, op{kind: d.Type, n: n})
+// lineOps diffs two texts, given as lines, line by line. Lines the two
+// share at the start and the end are counted directly (a proposal usually
+// changes a small middle part of a large file); go-diff's line mode diffs
+// the rest: lines are mapped to single runes, diffed, and the runs counted
+// back in lines.
+func lineOps(a, b []string) []op {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
 	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var ops []op
+	add := func(kind diffmatchpatch.Operation, n int) {
+		if n == 0 {
+			return
+		}
+		if k := len(ops); k > 0 && ops[k-1].kind == kind {
+			ops[k-1].n += n
+			return
+		}
+		ops = append(ops, op{kind: kind, n: n})
+	}
+	add(diffmatchpatch.DiffEqual, pre)
+	midA := strings.Join(a[pre:len(a)-suf], "")
+	midB := strings.Join(b[pre:len(b)-suf], "")
+	switch {
+	case midA == "":
+		add(diffmatchpatch.DiffInsert, len(b)-pre-suf)
+	case midB == "":
+		add(diffmatchpatch.DiffDelete, len(a)-pre-suf)
+	default:
+		dmp := diffmatchpatch.New()
+		ra, rb, _ := dmp.DiffLinesToRunes(midA, midB)
+		for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+			add(d.Type, utf8.RuneCountInString(d.Text))
+		}
+	}
+	add(diffmatchpatch.DiffEqual, suf)
 	return ops
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -53,7 +54,22 @@ type config struct {
 }
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// tuneGC trades a little memory for CPU: the MCP SDK allocates a few hundred
+// KB per request over a live heap of a few MiB, so the default collector
+// runs every few requests. A higher GOGC with a soft memory limit keeps the
+// idle footprint small and large diffs bounded. GOGC and GOMEMLIMIT in the
+// environment win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(96 << 20)
+	}
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -205,15 +205,22 @@ func (c *Conn) writeError(id json.RawMessage, e *Error) {
 	}
 }
 
+// writeLine writes v as one line. The encoder writes the message and its
+// newline in one Write, so lines never interleave, and it does not escape
+// <, > and & (editors read the JSON, not a browser), which keeps big
+// proposals small.
 func (c *Conn) writeLine(v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode message: %w", err)
-	}
-	data = append(data, '\n')
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if _, err := c.w.Write(data); err != nil {
+	enc := json.NewEncoder(c.w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		var me *json.MarshalerError
+		var ue *json.UnsupportedValueError
+		var te *json.UnsupportedTypeError
+		if errors.As(err, &me) || errors.As(err, &ue) || errors.As(err, &te) {
+			return fmt.Errorf("encode message: %w", err)
+		}
 		return fmt.Errorf("write editor link: %w", err)
 	}
 	return nil
