@@ -220,6 +220,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.started = true
 	el.editorPID = editorPID
 	el.mu.Unlock()
+	el.warnNoDiscovery(info)
 	return InitializeResult{
 		Port:          info.Port,
 		AuthToken:     info.AuthToken,
@@ -299,6 +300,7 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 			return errors.New("not initialized")
 		}
 		info := el.s.SetWorkspace(folders)
+		el.warnNoDiscovery(info)
 		return el.conn.Notify("workspace/envChanged", map[string]any{"env": info.Env, "discoveryFile": info.DiscoveryFile})
 	case "workspace/trustChanged":
 		var p struct {
@@ -359,6 +361,17 @@ func (el *EditorLink) CloseDiff(ctx context.Context, path string) (*string, erro
 		return nil, err
 	}
 	return res.Content, nil
+}
+
+// warnNoDiscovery tells the user when no discovery file could be written:
+// the CLI then finds the editor only through a terminal's environment, and
+// trusts it only in terminals it recognises by itself.
+func (el *EditorLink) warnNoDiscovery(info Info) {
+	if info.DiscoveryFile != "" {
+		return
+	}
+	el.Announce(Notice{Level: "warn", Message: fmt.Sprintf(
+		"No discovery file could be written (%v); Gemini CLI may not find this editor. See docs/security.md.", info.DiscoveryErr)})
 }
 
 // Announce implements Announcer with a log notification.

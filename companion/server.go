@@ -398,13 +398,24 @@ func (s *Server) broadcastDecision(method string, params any) {
 		s.log.Error().Err(err).Msg("encode decision")
 		return
 	}
-	n := note{method: method, params: data}
+	s.route(note{method: method, params: data, fate: &fate{}})
+}
+
+// route queues a decision on every session. With none, it is kept for the
+// next CLI to connect and the user is told. A decision that every session
+// holding it dropped unwritten (they all ended) comes back here.
+func (s *Server) route(n note) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.log.Warn().Str("method", n.method).Msg("decision not delivered: the companion is stopping")
+		return
+	}
 	if len(s.sessions) == 0 {
 		s.undelivered = append(s.undelivered, n)
 		s.mu.Unlock()
 		s.announce(Notice{Level: "warn", Message: "No Gemini CLI is connected: the decision will be delivered when one connects."})
-		s.log.Warn().Str("method", method).Msg("no CLI connected; decision kept for the next session")
+		s.log.Warn().Str("method", n.method).Msg("no CLI connected; decision kept for the next session")
 		return
 	}
 	for _, sess := range s.sessions {
@@ -497,7 +508,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
-		sw := &streamWatch{ResponseWriter: w, onOpen: func() {
+		sw := &streamWatch{ResponseWriter: w, ctx: r.Context(), onOpen: func() {
 			sess.streamOpened()
 			data, err := json.Marshal(s.engine.Snapshot())
 			if err == nil {
@@ -553,7 +564,7 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot start session", http.StatusInternalServerError)
 		return
 	}
-	sess := newSession(id, t)
+	sess := newSession(id, t, s.route)
 	sess.conn, sess.ss = c.conn, ss
 
 	sctx, cancel := context.WithCancel(s.ctx)
@@ -574,16 +585,20 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		_ = ss.Close()
 		return
 	}
+	sess.expectStream(s.opts.StreamGrace)
 	s.mu.Lock()
 	sess.mu.Lock()
 	sess.ready = true
 	sess.mu.Unlock()
-	pending := s.undelivered
-	s.undelivered = nil
-	s.mu.Unlock()
-	for _, n := range pending {
-		sess.push(n)
+	if _, live := s.sessions[id]; live {
+		// Queued while s.mu is held, so that a session ending meanwhile
+		// hands them back instead of losing them.
+		for _, n := range s.undelivered {
+			sess.push(n)
+		}
+		s.undelivered = nil
 	}
+	s.mu.Unlock()
 	client := ss.InitializeParams().ClientInfo
 	name := ""
 	if client != nil {
@@ -619,6 +634,8 @@ func (s *Server) dropSession(sess *session) {
 	_, ok := s.sessions[sess.id]
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
+	// Decisions it never wrote go to the other sessions, or are kept.
+	sess.end()
 	if ok && sess.isReady() {
 		s.log.Info().Str("session", sess.id).Msg("Gemini CLI disconnected")
 		s.announce(Notice{Level: "info", Message: "Gemini CLI disconnected"})

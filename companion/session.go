@@ -22,6 +22,40 @@ const (
 type note struct {
 	method string
 	params json.RawMessage
+	// fate is shared by the copies of one decision queued on several
+	// sessions; nil for context updates.
+	fate *fate
+}
+
+// fate follows one diff decision across the sessions it was queued on, so
+// that it is not lost when every one of them ends before writing it (a CLI
+// that left without a word still counts as connected for its grace period).
+type fate struct {
+	mu        sync.Mutex
+	delivered bool
+	holders   int
+}
+
+func (f *fate) hold() {
+	f.mu.Lock()
+	f.holders++
+	f.mu.Unlock()
+}
+
+func (f *fate) written() {
+	f.mu.Lock()
+	f.holders--
+	f.delivered = true
+	f.mu.Unlock()
+}
+
+// release drops one holder's copy unwritten and reports whether the
+// decision is now lost: written by no session and held by none.
+func (f *fate) release() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holders--
+	return f.holders == 0 && !f.delivered
 }
 
 // session is one connected CLI. Notifications reach it through its outbox,
@@ -39,15 +73,18 @@ type session struct {
 	queue   []note // decisions not yet written, in order
 	streams int    // open GET streams
 	grace   *time.Timer
+	ended   bool       // removed from the server; decisions go to orphan
+	orphan  func(note) // takes a decision this session can no longer write
 
 	wake     chan struct{} // something was queued
 	streamUp chan struct{} // a GET stream opened
 }
 
-func newSession(id string, t *mcp.StreamableServerTransport) *session {
+func newSession(id string, t *mcp.StreamableServerTransport, orphan func(note)) *session {
 	return &session{
 		id:        id,
 		transport: t,
+		orphan:    orphan,
 		wake:      make(chan struct{}, 1),
 		streamUp:  make(chan struct{}, 1),
 	}
@@ -71,6 +108,9 @@ func (s *session) pushContext(params json.RawMessage) {
 
 // push queues a notification that must be delivered (a diff decision).
 func (s *session) push(n note) {
+	if n.fate != nil {
+		n.fate.hold()
+	}
 	s.mu.Lock()
 	s.queue = append(s.queue, n)
 	s.mu.Unlock()
@@ -99,14 +139,39 @@ func (s *session) next() (note, bool) {
 // unless a newer context update has replaced it meanwhile.
 func (s *session) putBack(n note) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if n.method == methodContextUpdate {
 		if s.context == nil {
 			s.context = &n
 		}
+		s.mu.Unlock()
+		return
+	}
+	if s.ended {
+		s.mu.Unlock()
+		s.abandon(n)
 		return
 	}
 	s.queue = append([]note{n}, s.queue...)
+	s.mu.Unlock()
+}
+
+// end marks the session as removed and hands every decision it still holds
+// to orphan.
+func (s *session) end() {
+	s.mu.Lock()
+	s.ended = true
+	queue := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	for _, n := range queue {
+		s.abandon(n)
+	}
+}
+
+func (s *session) abandon(n note) {
+	if n.fate != nil && n.fate.release() {
+		s.orphan(n)
+	}
 }
 
 // run writes queued notifications until ctx ends. A write fails while the
@@ -127,6 +192,9 @@ func (s *session) run(ctx context.Context) {
 		// stream, which is where the CLI listens for notifications.
 		err := s.conn.Write(context.Background(), &jsonrpc.Request{Method: n.method, Params: n.params})
 		if err == nil {
+			if n.fate != nil {
+				n.fate.written()
+			}
 			continue
 		}
 		s.putBack(n)
@@ -155,6 +223,19 @@ func (s *session) streamClosed(grace time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.streams--
+	s.startGraceLocked(grace)
+}
+
+// expectStream starts the grace period of a session that has just been
+// initialized: a CLI that never opens its event stream can receive nothing
+// and is as gone as one that closed it.
+func (s *session) expectStream(grace time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startGraceLocked(grace)
+}
+
+func (s *session) startGraceLocked(grace time.Duration) {
 	if s.streams > 0 || s.grace != nil {
 		return
 	}
@@ -204,8 +285,24 @@ func (c *capture) Connect(ctx context.Context) (mcp.Connection, error) {
 // writes from then on.
 type streamWatch struct {
 	http.ResponseWriter
+	ctx    context.Context // the GET's: ends when the CLI drops the stream
 	once   sync.Once
 	onOpen func()
+}
+
+// Write sends an event to the CLI and reports whether it left for the
+// socket. The SDK ignores flush errors and would otherwise count an event
+// written into the buffer of a stream the CLI has already dropped as
+// delivered; failing here makes the session keep it for the next stream.
+func (w *streamWatch) Write(p []byte) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := w.ResponseWriter.Write(p)
+	if err == nil {
+		err = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+	return n, err
 }
 
 func (w *streamWatch) WriteHeader(status int) {

@@ -62,6 +62,10 @@ func checkPath(path string) string {
 		return "filePath contains a NUL byte"
 	case !filepath.IsAbs(path):
 		return fmt.Sprintf("filePath %q is not absolute", path)
+	case strings.HasSuffix(path, string(filepath.Separator)) || filepath.Base(path) == "." || filepath.Base(path) == "..":
+		// Such a path can never be written as a file, whatever exists on
+		// disk ("/a/missing/.." does not exist, yet cleans to "/a").
+		return fmt.Sprintf("filePath %q names a directory, not a file", path)
 	}
 	return ""
 }

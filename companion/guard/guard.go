@@ -48,6 +48,9 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 		if cfg.OnReject != nil {
 			cfg.OnReject(Rejection{Status: status, Reason: reason, Method: r.Method, Path: r.URL.Path, Remote: r.RemoteAddr})
 		}
+		// A refused peer keeps no idle connection open: each attempt costs
+		// it a new one.
+		w.Header().Set("Connection", "close")
 		http.Error(w, reason, status)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

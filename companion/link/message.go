@@ -11,6 +11,7 @@ package link
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Version is the JSON-RPC version string every message carries.
@@ -101,7 +102,7 @@ func (m *wireMessage) classify() (kind, *Error) {
 		}
 		if hasID {
 			if !validID(m.ID) {
-				return kindInvalid, Errorf(CodeInvalidRequest, "id must be a string or a number")
+				return kindInvalid, Errorf(CodeInvalidRequest, "id must be a number or a string of UTF-8")
 			}
 			return kindRequest, nil
 		}
@@ -113,11 +114,16 @@ func (m *wireMessage) classify() (kind, *Error) {
 	return kindInvalid, Errorf(CodeInvalidRequest, "not a request, notification or response")
 }
 
-// validID reports whether raw is a JSON string or number.
+// validID reports whether raw is a JSON string or number. A string must be
+// UTF-8: the answer repeats the id as it came, and every line sent must be
+// UTF-8.
 func validID(raw json.RawMessage) bool {
 	if len(raw) == 0 {
 		return false
 	}
 	c := raw[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+	if c == '"' {
+		return utf8.Valid(raw)
+	}
+	return c == '-' || (c >= '0' && c <= '9')
 }

@@ -91,6 +91,7 @@ func TestDecisionWhileTheStreamIsDownReachesTheSameSessionWhenItReturns(t *testi
 
 	// A network blip: the stream drops and the CLI reopens it at once.
 	st.drop()
+	s.waitStreamClosed(t, st)
 	s.ed.Notify(t, "diff/rejected", map[string]any{"filePath": path})
 	s.pollStatus(t, wait, "diff resolved", func(st status) bool { return len(st.OpenDiffs) == 0 })
 	back, err := c.openStream(context.Background(), sid)
@@ -126,6 +127,7 @@ func TestDecisionDuringTheGracePeriodIsNotLostWhenTheCLIIsGone(t *testing.T) {
 	// the sidecar has concluded that the CLI is gone.
 	mark := s.ed.Len()
 	st.drop()
+	s.waitStreamClosed(t, st)
 	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "accepted in the gap\n"})
 	s.pollStatus(t, wait, "diff resolved", func(st status) bool { return len(st.OpenDiffs) == 0 })
 	if st := s.status(t); st.Sessions != 1 {

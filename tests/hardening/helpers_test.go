@@ -12,7 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -237,40 +240,25 @@ type toolResult struct {
 	} `json:"content"`
 }
 
-func (r toolResult) text() string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String()
-}
-
-func (c *rawClient) delete(ctx context.Context, sid string) (int, error) {
-	req, err := c.request(ctx, http.MethodDelete, sid, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
 // stream is a session's event stream (the GET). It answers the server's
 // pings, as the real CLI does, and records every notification.
 type stream struct {
 	notes  *notes
 	cancel context.CancelFunc
 	done   chan struct{}
+	local  int // the client's port of the stream's connection
 }
 
 // openStream opens the event stream of session sid. The stream ends when
 // drop is called or the server ends it.
 func (c *rawClient) openStream(ctx context.Context, sid string) (*stream, error) {
 	ctx, cancel := context.WithCancel(ctx)
+	var local int
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if a, ok := info.Conn.LocalAddr().(*net.TCPAddr); ok {
+			local = a.Port
+		}
+	}})
 	req, err := c.request(ctx, http.MethodGet, sid, nil)
 	if err != nil {
 		cancel()
@@ -287,7 +275,7 @@ func (c *rawClient) openStream(ctx context.Context, sid string) (*stream, error)
 		cancel()
 		return nil, fmt.Errorf("GET stream: status %d", resp.StatusCode)
 	}
-	st := &stream{notes: newNotes(), cancel: cancel, done: make(chan struct{})}
+	st := &stream{notes: newNotes(), cancel: cancel, done: make(chan struct{}), local: local}
 	go func() {
 		defer close(st.done)
 		defer resp.Body.Close()
@@ -313,6 +301,34 @@ func (c *rawClient) openStream(ctx context.Context, sid string) (*stream, error)
 func (st *stream) drop() {
 	st.cancel()
 	<-st.done
+}
+
+// waitStreamClosed waits until the sidecar has closed its end of a dropped
+// stream's connection: it has then seen the stream end (the handler has
+// returned), so what it does next happens in the session's grace period.
+// It reads the sidecar's sockets from /proc.
+func (s *sidecar) waitStreamClosed(t *testing.T, st *stream) {
+	t.Helper()
+	table := fmt.Sprintf("/proc/%d/net/tcp", s.res.PID)
+	if _, err := os.Stat(table); err != nil {
+		t.Skipf("needs %s: %v", table, err)
+	}
+	local := fmt.Sprintf(":%04X", s.res.Port)
+	remote := fmt.Sprintf(":%04X", st.local)
+	open := func() bool {
+		data, _ := os.ReadFile(table)
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Fields(line)
+			// Established (01) or waiting for the sidecar to close (08).
+			if len(f) > 3 && strings.HasSuffix(f[1], local) && strings.HasSuffix(f[2], remote) && (f[3] == "01" || f[3] == "08") {
+				return true
+			}
+		}
+		return false
+	}
+	if !testkit.Poll(wait, func() bool { return !open() }) {
+		t.Fatalf("the sidecar still holds the dropped stream's connection after %s", wait)
+	}
 }
 
 // readEvents calls fn with the data of each server-sent event in r until r

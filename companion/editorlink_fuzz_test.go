@@ -1,0 +1,194 @@
+package companion_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+)
+
+// checkLine returns why line is not one well-formed JSON-RPC 2.0 message
+// in UTF-8, or nil.
+func checkLine(line []byte) error {
+	if !utf8.Valid(line) {
+		return errors.New("not UTF-8")
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return errors.New("more than one value on the line")
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return errors.New(`jsonrpc is not "2.0"`)
+	}
+	id, hasID := m["id"]
+	if hasID {
+		var v any
+		if json.Unmarshal(id, &v) != nil {
+			return fmt.Errorf("id %s", id)
+		}
+		switch v.(type) {
+		case nil, string, float64:
+		default:
+			return fmt.Errorf("id %s is not a string, number or null", id)
+		}
+	}
+	method, isCall := m["method"]
+	_, hasResult := m["result"]
+	rawErr, hasError := m["error"]
+	switch {
+	case isCall:
+		var name string
+		if json.Unmarshal(method, &name) != nil || name == "" || hasResult || hasError {
+			return errors.New("a request with a bad method, a result or an error")
+		}
+	case !hasID:
+		return errors.New("a response without id")
+	case hasResult == hasError:
+		return errors.New("a response needs exactly one of result and error")
+	case hasError:
+		var e struct {
+			Code    *int    `json:"code"`
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(rawErr, &e) != nil || e.Code == nil || e.Message == nil {
+			return fmt.Errorf("a malformed error object %s", rawErr)
+		}
+	}
+	return nil
+}
+
+// asksShutdown reports whether input holds a line that could be a shutdown
+// request, the one thing after which the sidecar may stop answering.
+func asksShutdown(input []byte) bool {
+	for _, line := range bytes.Split(input, []byte("\n")) {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(line), &m) == nil && m.Method == "shutdown" {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzEditorLink runs the sidecar in-process behind an editor link, has
+// the editor initialize it properly, then sends arbitrary bytes (malformed
+// JSON, wrong types, unknown methods, answers to requests never made,
+// events with absurd values) followed by a status/get. The sidecar must
+// not panic, must write only well-formed JSON-RPC lines, must answer the
+// status/get (unless the input asked it to shut down), and must stop
+// cleanly when the editor closes the link.
+func FuzzEditorLink(f *testing.F) {
+	dir := f.TempDir()
+	ws := f.TempDir()
+	initLine, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": "init-5b2e", "method": "initialize",
+		"params": map[string]any{
+			"protocolVersion":  1,
+			"ide":              map[string]string{"name": "fuzz", "displayName": "Fuzz"},
+			"processId":        os.Getpid(),
+			"workspaceFolders": []string{ws},
+		},
+	})
+	const probe = `{"jsonrpc":"2.0","id":"probe-5b2e","method":"status/get"}`
+	f.Fuzz(func(t *testing.T, input []byte) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		served := make(chan error, 1)
+		go func() {
+			served <- companion.ServeEditorLink(context.Background(), inR, outW, companion.Options{
+				Version: "fuzz", DiscoveryDir: dir, Logger: zerolog.Nop(), EditorTimeout: time.Second,
+			})
+			outW.Close()
+		}()
+
+		initialized := make(chan struct{})
+		answered := make(chan struct{})
+		checked := make(chan struct{})
+		var bad []string
+		go func() {
+			defer close(checked)
+			br := bufio.NewReader(outR)
+			var sawInit, sawProbe bool
+			for {
+				line, err := br.ReadBytes('\n')
+				if len(line) > 0 {
+					if err := checkLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
+						bad = append(bad, fmt.Sprintf("%v: %q", err, line))
+					}
+					if !sawInit && bytes.Contains(line, []byte(`"id":"init-5b2e","result":{"port":`)) {
+						sawInit = true
+						close(initialized)
+					}
+					if !sawProbe && bytes.Contains(line, []byte(`"id":"probe-5b2e","result":{`)) && bytes.Contains(line, []byte(`"port":`)) {
+						sawProbe = true
+						close(answered)
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		finish := func() {
+			inW.Close()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("ServeEditorLink: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the sidecar did not stop within 10 s of its input closing")
+			}
+			<-checked
+		}
+
+		if _, err := inW.Write(append(initLine, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-initialized:
+		case <-time.After(10 * time.Second):
+			finish()
+			t.Fatalf("no answer to initialize: %v", bad)
+		}
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			if _, err := inW.Write(input); err == nil {
+				_, _ = io.WriteString(inW, "\n"+probe+"\n")
+			}
+		}()
+		select {
+		case <-answered:
+		case <-checked:
+			// The link ended: only a shutdown request may do that.
+			if !asksShutdown(input) {
+				t.Fatalf("the sidecar stopped without being asked to; output problems: %v", bad)
+			}
+		case <-time.After(10 * time.Second):
+			finish()
+			t.Fatal("no answer to status/get after the input")
+		}
+		finish()
+		<-wrote
+		if len(bad) > 0 {
+			t.Fatalf("malformed output:\n%s", bad)
+		}
+	})
+}
