@@ -5,72 +5,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 )
-
-// checkLine returns why line is not one well-formed JSON-RPC 2.0 message
-// in UTF-8, or nil.
-func checkLine(line []byte) error {
-	if !utf8.Valid(line) {
-		return errors.New("not UTF-8")
-	}
-	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return fmt.Errorf("not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return errors.New("more than one value on the line")
-	}
-	if string(m["jsonrpc"]) != `"2.0"` {
-		return errors.New(`jsonrpc is not "2.0"`)
-	}
-	id, hasID := m["id"]
-	if hasID {
-		var v any
-		if json.Unmarshal(id, &v) != nil {
-			return fmt.Errorf("id %s", id)
-		}
-		switch v.(type) {
-		case nil, string, float64:
-		default:
-			return fmt.Errorf("id %s is not a string, number or null", id)
-		}
-	}
-	method, isCall := m["method"]
-	_, hasResult := m["result"]
-	rawErr, hasError := m["error"]
-	switch {
-	case isCall:
-		var name string
-		if json.Unmarshal(method, &name) != nil || name == "" || hasResult || hasError {
-			return errors.New("a request with a bad method, a result or an error")
-		}
-	case !hasID:
-		return errors.New("a response without id")
-	case hasResult == hasError:
-		return errors.New("a response needs exactly one of result and error")
-	case hasError:
-		var e struct {
-			Code    *int    `json:"code"`
-			Message *string `json:"message"`
-		}
-		if json.Unmarshal(rawErr, &e) != nil || e.Code == nil || e.Message == nil {
-			return fmt.Errorf("a malformed error object %s", rawErr)
-		}
-	}
-	return nil
-}
 
 // asksShutdown reports whether input holds a line that could be a shutdown
 // request, the one thing after which the sidecar may stop answering.
@@ -128,7 +73,7 @@ func FuzzEditorLink(f *testing.F) {
 			for {
 				line, err := br.ReadBytes('\n')
 				if len(line) > 0 {
-					if err := checkLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
+					if err := link.CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
 						bad = append(bad, fmt.Sprintf("%v: %q", err, line))
 					}
 					if !sawInit && bytes.Contains(line, []byte(`"id":"init-5b2e","result":{"port":`)) {

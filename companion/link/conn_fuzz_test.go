@@ -10,7 +10,6 @@ import (
 	"io"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // fuzzHandler answers like a small sidecar: echo, an error of its choice,
@@ -39,52 +38,6 @@ func (h *fuzzHandler) HandleRequest(ctx context.Context, method string, params j
 
 func (h *fuzzHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
 	h.notes++
-}
-
-// checkLine returns why line is not one well-formed JSON-RPC 2.0 message
-// in UTF-8, or nil.
-func checkLine(line []byte) error {
-	if !utf8.Valid(line) {
-		return errors.New("not UTF-8")
-	}
-	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return fmt.Errorf("not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return errors.New("more than one value on the line")
-	}
-	if string(m["jsonrpc"]) != `"2.0"` {
-		return errors.New(`jsonrpc is not "2.0"`)
-	}
-	id, hasID := m["id"]
-	if hasID && string(id) != "null" && !validID(id) {
-		return fmt.Errorf("id %s is not a string, number or null", id)
-	}
-	method, isCall := m["method"]
-	_, hasResult := m["result"]
-	rawErr, hasError := m["error"]
-	switch {
-	case isCall:
-		var name string
-		if json.Unmarshal(method, &name) != nil || name == "" || hasResult || hasError {
-			return errors.New("a request with a bad method, a result or an error")
-		}
-	case !hasID:
-		return errors.New("a response without id")
-	case hasResult == hasError:
-		return errors.New("a response needs exactly one of result and error")
-	case hasError:
-		var e struct {
-			Code    *int    `json:"code"`
-			Message *string `json:"message"`
-		}
-		if json.Unmarshal(rawErr, &e) != nil || e.Code == nil || e.Message == nil {
-			return fmt.Errorf("a malformed error object %s", rawErr)
-		}
-	}
-	return nil
 }
 
 // FuzzConn feeds arbitrary bytes to a Conn that has a request of its own
@@ -120,7 +73,7 @@ func FuzzConn(f *testing.F) {
 					close(requested) // the Call's request, written before any input
 				}
 				if len(line) > 0 {
-					if err := checkLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
+					if err := CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
 						bad = append(bad, fmt.Sprintf("%v: %q", err, line))
 					}
 					if !seen && bytes.Contains(line, []byte(`"id":"probe-7d1c","result":{"still":"here"}`)) {
