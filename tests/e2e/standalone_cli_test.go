@@ -76,7 +76,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		// The companion's terminal shows the diff, then asks.
 		waitQuestion(t, companion, "+second line, proposed by the model")
 		// The CLI waits for the answer meanwhile; nothing is written yet.
-		cli.WaitFor(t, "Apply this change?", 10*time.Second)
+		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		if got := readFile(t, target); got != original {
 			t.Fatalf("the file changed before the user answered: %q", got)
 		}
@@ -99,7 +99,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		cli.Type(t, "rewrite notes.txt")
 
 		waitQuestion(t, companion, "+this must never reach the disk")
-		cli.WaitFor(t, "Apply this change?", 10*time.Second)
+		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		companion.Type(t, "r")
 		// The CLI shows the write as cancelled; only then is "the file is
 		// untouched" meaningful.
@@ -115,7 +115,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		cli.Type(t, "add a third line to notes.txt")
 
 		waitQuestion(t, companion, "+third line, proposed by the model")
-		cli.WaitFor(t, "Apply this change?", 10*time.Second)
+		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		companion.Type(t, "e")
 		waitFile(t, target, proposed+"line the user typed in $EDITOR\n", 30*time.Second, cli)
 	})
@@ -126,7 +126,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		cli.Type(t, "add a fourth line to notes.txt")
 
 		waitQuestion(t, companion, "+fourth line, allowed in the CLI")
-		cli.WaitFor(t, "Apply this change?", 10*time.Second)
+		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		// "Allow once" is the CLI's highlighted choice.
 		cli.Keys(t, "Enter")
 		waitFile(t, target, proposed, 30*time.Second, cli)
