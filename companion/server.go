@@ -94,7 +94,6 @@ type Server struct {
 	token         string
 	port          int
 	discoveryPath string
-	discoveryErr  error
 	started       bool
 	closed        bool
 
@@ -143,9 +142,6 @@ func New(opts Options) *Server {
 
 // Engine is the context engine the editor's events go to.
 func (s *Server) Engine() *idectx.Engine { return s.engine }
-
-// Diffs is the registry of open diffs.
-func (s *Server) Diffs() *diffview.Registry { return s.diffs }
 
 // SetEditor sets what shows diffs. Without one, openDiff fails.
 func (s *Server) SetEditor(e Editor) {
@@ -269,7 +265,7 @@ func (s *Server) publish() Info {
 	if s.discoveryPath != "" && s.discoveryPath != path {
 		_ = os.Remove(s.discoveryPath)
 	}
-	s.discoveryPath, s.discoveryErr = path, err
+	s.discoveryPath = path
 	return Info{
 		Port:          s.port,
 		AuthToken:     s.token,

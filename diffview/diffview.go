@@ -87,17 +87,6 @@ func (r *Registry) Open(path string, original *string, proposed string) (d Diff,
 	return *nd, replaced
 }
 
-// Get returns the diff open for path, if any.
-func (r *Registry) Get(path string) (Diff, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	d, ok := r.open[filepath.Clean(path)]
-	if !ok {
-		return Diff{}, false
-	}
-	return *d, true
-}
-
 // Resolve moves the diff open for path to a final state (Accepted, Rejected
 // or Closed) and returns it. It reports false when no diff is open for path,
 // or when to is not a final state: the decision is late or unknown and must

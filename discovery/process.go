@@ -63,9 +63,6 @@ func Alive(pid int) bool {
 	return true
 }
 
-// Self is the companion's own PID.
-func Self() int { return os.Getpid() }
-
 // shells are the process names at which the CLI's walk stops.
 var shells = map[string]bool{"zsh": true, "bash": true, "sh": true, "tcsh": true, "csh": true, "ksh": true, "fish": true, "dash": true}
 
