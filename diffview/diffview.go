@@ -1,10 +1,14 @@
-// Package diffview tracks the diffs Gemini CLI asks the editor to show: at
-// most one per file path, each moving once from open to accepted, rejected
-// or closed, so a decision is reported exactly once and a late or unknown
-// one is ignored.
+// Package diffview tracks the diffs Gemini CLI asks the editor to show. Every
+// proposal has an owner (the CLI session that made it); at most one proposal
+// per file path is shown at a time, and a proposal for a path that another
+// session is already showing waits in line behind it, never merged or
+// swapped. Each proposal moves once from open to accepted, rejected or
+// closed, so a decision is reported exactly once, to its owner, and a late or
+// unknown one is refused.
 package diffview
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -13,14 +17,17 @@ import (
 // State is where a diff is in its life.
 type State int
 
-// The states of a diff. Open is the only one that moves; the others are
-// final.
+// The states of a diff. Open and Queued are the only ones that move; the
+// others are final.
 const (
 	Open State = iota
 	Accepted
 	Rejected
 	Closed
 	Replaced
+	// Queued is a proposal waiting for another session's proposal for the
+	// same file to be decided before it is shown.
+	Queued
 )
 
 func (s State) String() string {
@@ -35,17 +42,52 @@ func (s State) String() string {
 		return "closed"
 	case Replaced:
 		return "replaced"
+	case Queued:
+		return "queued"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
 
+// Disk says how the file on disk compares with what it was when the diff
+// opened.
+type Disk int
+
+// The disk states of an open diff.
+const (
+	// Unchanged: the file is as it was when the proposal was shown.
+	Unchanged Disk = iota
+	// Changed: something outside the diff wrote the file.
+	Changed
+	// Deleted: the file existed when the proposal was shown and is gone.
+	Deleted
+)
+
+func (d Disk) String() string {
+	switch d {
+	case Unchanged:
+		return "unchanged"
+	case Changed:
+		return "changedOnDisk"
+	case Deleted:
+		return "deletedOnDisk"
+	}
+	return fmt.Sprintf("Disk(%d)", int(d))
+}
+
+// ErrNotOwner is returned when a session acts on a proposal another session
+// made.
+var ErrNotOwner = errors.New("the diff for this file was proposed by another Gemini CLI session")
+
 // Diff is one proposed change to one file.
 type Diff struct {
-	// ID is unique within a Registry; it tells a diff apart from a later one
-	// for the same path.
+	// ID is unique within a Registry; it tells a diff apart from an earlier
+	// or later one for the same path.
 	ID uint64
 	// Path is the absolute path of the file, as the CLI wrote it.
 	Path string
+	// Owner names the session that proposed it; only that session hears its
+	// decision and may close it.
+	Owner string
 	// Original is the file's content when the diff opened; nil if the file
 	// did not exist.
 	Original *string
@@ -53,50 +95,102 @@ type Diff struct {
 	Proposed string
 	// State is the diff's state when this copy was taken.
 	State State
+	// Orphaned is set once the owner is gone: a decision can reach nobody.
+	Orphaned bool
+	// Disk says whether the file changed on disk since Original was read;
+	// Current is its content now (nil when deleted).
+	Disk    Disk
+	Current *string
 }
 
-// Registry holds the open diffs. It is safe for concurrent use.
+type entry struct {
+	shown *Diff
+	queue []*Diff
+}
+
+// Registry holds the open and queued diffs. It is safe for concurrent use.
 type Registry struct {
 	mu     sync.Mutex
 	nextID uint64
-	open   map[string]*Diff
+	files  map[string]*entry
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{open: map[string]*Diff{}}
+	return &Registry{files: map[string]*entry{}}
 }
 
-// Open registers a new diff for path, replacing (and returning) any diff
-// already open for it.
+// Open registers a proposal for path with no particular owner: the newest
+// replaces any earlier one. It is Propose for a single client.
+func (r *Registry) Open(path string, original *string, proposed string) (d Diff, replaced *Diff) {
+	return r.Propose(path, "", original, proposed)
+}
+
+// Propose registers owner's proposal for path. With nothing shown for path it
+// is shown (State Open). If owner's own earlier proposal for path is shown
+// or queued, the new one takes its place and the old one is returned as
+// replaced. If another session's proposal is shown, the new one is queued
+// behind it (State Queued).
 //
 // Diffs are keyed by the cleaned path, but Path keeps the text the caller
 // gave: the CLI matches decisions to its pending diffs by that exact string.
-func (r *Registry) Open(path string, original *string, proposed string) (d Diff, replaced *Diff) {
+func (r *Registry) Propose(path, owner string, original *string, proposed string) (d Diff, replaced *Diff) {
 	key := filepath.Clean(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.open[key]; ok {
-		old.State = Replaced
-		c := *old
-		replaced = &c
-	}
 	r.nextID++
-	nd := &Diff{ID: r.nextID, Path: path, Original: original, Proposed: proposed, State: Open}
-	r.open[key] = nd
+	nd := &Diff{ID: r.nextID, Path: path, Owner: owner, Original: original, Proposed: proposed, State: Open}
+	e := r.files[key]
+	if e == nil {
+		e = &entry{}
+		r.files[key] = e
+	}
+	switch {
+	case e.shown == nil:
+		e.shown = nd
+	case e.shown.Owner == owner:
+		old := *e.shown
+		old.State = Replaced
+		replaced = &old
+		e.shown = nd
+	default:
+		nd.State = Queued
+		for i, q := range e.queue {
+			if q.Owner == owner {
+				old := *q
+				old.State = Replaced
+				replaced = &old
+				e.queue[i] = nd
+				return *nd, replaced
+			}
+		}
+		e.queue = append(e.queue, nd)
+	}
 	return *nd, replaced
 }
 
-// Resolve moves the diff open for path to a final state (Accepted, Rejected
-// or Closed) and returns it. It reports false when no diff is open for path,
-// or when to is not a final state: the decision is late or unknown and must
-// be ignored.
+// Get returns the diff shown for path.
+func (r *Registry) Get(path string) (Diff, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.files[filepath.Clean(path)]
+	if e == nil || e.shown == nil {
+		return Diff{}, false
+	}
+	return *e.shown, true
+}
+
+// Resolve moves the diff shown for path to a final state (Accepted,
+// Rejected or Closed) and returns it. It reports false when no diff is shown
+// for path, or when to is not a final state: the decision is late or
+// unknown and must be refused. The first queued proposal for path, if any,
+// is shown next once the caller calls Next.
 func (r *Registry) Resolve(path string, to State) (Diff, bool) {
 	return r.resolve(path, 0, to)
 }
 
 // ResolveID is Resolve for one particular diff: it does nothing if the diff
-// open for path is not id (it was replaced meanwhile).
+// shown for path is not id (it was decided or replaced meanwhile).
 func (r *Registry) ResolveID(path string, id uint64, to State) (Diff, bool) {
 	return r.resolve(path, id, to)
 }
@@ -105,32 +199,154 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 	if to != Accepted && to != Rejected && to != Closed {
 		return Diff{}, false
 	}
-	path = filepath.Clean(path)
+	key := filepath.Clean(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d, ok := r.open[path]
-	if !ok || (id != 0 && d.ID != id) {
+	e := r.files[key]
+	if e == nil || e.shown == nil || (id != 0 && e.shown.ID != id) {
 		return Diff{}, false
 	}
-	delete(r.open, path)
+	d := e.shown
+	e.shown = nil
+	if len(e.queue) == 0 {
+		delete(r.files, key)
+	}
 	d.State = to
 	return *d, true
 }
 
-// Len returns how many diffs are open.
+// Next promotes the first queued proposal for path to shown, if nothing is
+// shown for path, and returns it. The caller shows it in the editor.
+func (r *Registry) Next(path string) (Diff, bool) {
+	key := filepath.Clean(path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.files[key]
+	if e == nil || e.shown != nil || len(e.queue) == 0 {
+		return Diff{}, false
+	}
+	e.shown = e.queue[0]
+	e.queue = e.queue[1:]
+	e.shown.State = Open
+	return *e.shown, true
+}
+
+// Close ends owner's proposal for path as Closed: the shown one, or one
+// still queued (wasShown false). It returns ErrNotOwner when the only
+// proposal for path belongs to another session, and ok false when there is
+// none.
+func (r *Registry) Close(path, owner string) (d Diff, wasShown, ok bool, err error) {
+	key := filepath.Clean(path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.files[key]
+	if e == nil {
+		return Diff{}, false, false, nil
+	}
+	if e.shown != nil && e.shown.Owner == owner {
+		d := e.shown
+		e.shown = nil
+		if len(e.queue) == 0 {
+			delete(r.files, key)
+		}
+		d.State = Closed
+		return *d, true, true, nil
+	}
+	for i, q := range e.queue {
+		if q.Owner == owner {
+			e.queue = append(e.queue[:i], e.queue[i+1:]...)
+			q.State = Closed
+			return *q, false, true, nil
+		}
+	}
+	if e.shown != nil {
+		return Diff{}, false, false, ErrNotOwner
+	}
+	return Diff{}, false, false, nil
+}
+
+// Orphan marks every proposal owner has shown as orphaned and drops the
+// ones it still has queued (nobody waits for them any more). It returns the
+// shown ones, now orphaned.
+func (r *Registry) Orphan(owner string) []Diff {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Diff
+	for key, e := range r.files {
+		q := e.queue[:0]
+		for _, d := range e.queue {
+			if d.Owner != owner {
+				q = append(q, d)
+			}
+		}
+		e.queue = q
+		if e.shown != nil && e.shown.Owner == owner && !e.shown.Orphaned {
+			e.shown.Orphaned = true
+			out = append(out, *e.shown)
+		}
+		if e.shown == nil && len(e.queue) == 0 {
+			delete(r.files, key)
+		}
+	}
+	return out
+}
+
+// SetDisk records what the file of diff id now holds on disk. It reports
+// whether anything changed, and returns the diff as it is now.
+func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (Diff, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.files[filepath.Clean(path)]
+	if e == nil || e.shown == nil || e.shown.ID != id {
+		return Diff{}, false
+	}
+	d := e.shown
+	if d.Disk == disk && sameText(d.Current, current) {
+		return *d, false
+	}
+	d.Disk, d.Current = disk, current
+	return *d, true
+}
+
+func sameText(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// Len returns how many diffs are shown.
 func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.open)
+	n := 0
+	for _, e := range r.files {
+		if e.shown != nil {
+			n++
+		}
+	}
+	return n
 }
 
-// Paths returns the paths of the open diffs.
+// Queued returns how many proposals wait behind the one shown for path.
+func (r *Registry) Queued(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.files[filepath.Clean(path)]; e != nil {
+		return len(e.queue)
+	}
+	return 0
+}
+
+// Paths returns the paths of the shown diffs.
 func (r *Registry) Paths() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.open))
-	for p := range r.open {
-		out = append(out, p)
+	out := make([]string, 0, len(r.files))
+	for p, e := range r.files {
+		if e.shown != nil {
+			out = append(out, p)
+		}
 	}
 	return out
 }

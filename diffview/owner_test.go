@@ -1,0 +1,151 @@
+package diffview
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSecondSessionsProposalWaitsItsTurn(t *testing.T) {
+	r := NewRegistry()
+	a, _ := r.Propose("/w/f.go", "A", str("old"), "from A")
+	b, replaced := r.Propose("/w/f.go", "B", str("old"), "from B")
+	if a.State != Open || b.State != Queued || replaced != nil {
+		t.Fatalf("a %v, b %v, replaced %+v", a.State, b.State, replaced)
+	}
+	if got, _ := r.Get("/w/f.go"); got.ID != a.ID || got.Proposed != "from A" {
+		t.Fatalf("shown %+v, want A's proposal untouched", got)
+	}
+	if _, ok := r.Next("/w/f.go"); ok {
+		t.Fatal("a queued proposal was shown while another is still open")
+	}
+	got, ok := r.Resolve("/w/f.go", Accepted)
+	if !ok || got.Owner != "A" || got.Proposed != "from A" {
+		t.Fatalf("the decision went to %+v, want A's proposal", got)
+	}
+	next, ok := r.Next("/w/f.go")
+	if !ok || next.ID != b.ID || next.Owner != "B" || next.State != Open {
+		t.Fatalf("next = %+v %v", next, ok)
+	}
+	if got, ok := r.Resolve("/w/f.go", Rejected); !ok || got.Owner != "B" {
+		t.Fatalf("second decision %+v %v", got, ok)
+	}
+	if r.Len() != 0 || r.Queued("/w/f.go") != 0 {
+		t.Fatal("registry not empty")
+	}
+}
+
+func TestOnlyTheOwnerCloses(t *testing.T) {
+	r := NewRegistry()
+	a, _ := r.Propose("/w/f.go", "A", nil, "from A")
+	b, _ := r.Propose("/w/f.go", "B", nil, "from B")
+	if _, _, ok, err := r.Close("/w/f.go", "C"); ok || !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("close by a stranger: ok %v err %v", ok, err)
+	}
+	// B closes its own queued proposal; A's stays shown.
+	d, shown, ok, err := r.Close("/w/f.go", "B")
+	if err != nil || !ok || shown || d.ID != b.ID {
+		t.Fatalf("close queued: %+v %v %v %v", d, shown, ok, err)
+	}
+	if got, _ := r.Get("/w/f.go"); got.ID != a.ID {
+		t.Fatal("closing a queued proposal touched the shown one")
+	}
+	if _, _, ok, err := r.Close("/w/f.go", "B"); ok || !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("B closing A's diff: ok %v err %v", ok, err)
+	}
+	d, shown, ok, err = r.Close("/w/f.go", "A")
+	if err != nil || !ok || !shown || d.Proposed != "from A" {
+		t.Fatalf("close own: %+v %v %v %v", d, shown, ok, err)
+	}
+	if _, _, ok, err := r.Close("/w/f.go", "A"); ok || err != nil {
+		t.Fatalf("close of nothing: %v %v", ok, err)
+	}
+}
+
+func TestOrphanMarksShownAndDropsQueued(t *testing.T) {
+	r := NewRegistry()
+	r.Propose("/w/a.go", "A", nil, "a")
+	r.Propose("/w/b.go", "B", nil, "b")
+	r.Propose("/w/b.go", "A", nil, "a's b") // queued behind B
+	got := r.Orphan("A")
+	if len(got) != 1 || got[0].Path != "/w/a.go" || !got[0].Orphaned {
+		t.Fatalf("orphaned %+v", got)
+	}
+	if r.Queued("/w/b.go") != 0 {
+		t.Fatal("a gone session's queued proposal is still waiting")
+	}
+	if d, ok := r.Get("/w/a.go"); !ok || !d.Orphaned {
+		t.Fatal("the orphaned view must stay so its text can be saved")
+	}
+	if again := r.Orphan("A"); len(again) != 0 {
+		t.Fatalf("orphaned twice: %+v", again)
+	}
+}
+
+func TestSetDiskReportsOnlyChanges(t *testing.T) {
+	r := NewRegistry()
+	d, _ := r.Propose("/w/a.go", "A", str("v1"), "p")
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Changed, str("v2")); !ch {
+		t.Fatal("change not recorded")
+	}
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Changed, str("v2")); ch {
+		t.Fatal("same state reported twice")
+	}
+	if got, ch := r.SetDisk("/w/a.go", d.ID, Deleted, nil); !ch || got.Disk != Deleted || got.Current != nil {
+		t.Fatalf("deleted: %+v %v", got, ch)
+	}
+	if _, ch := r.SetDisk("/w/a.go", d.ID+1, Changed, str("x")); ch {
+		t.Fatal("another diff's id changed this one")
+	}
+}
+
+func TestWatcherSeesWritesReplacementsAndDeletes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	events := make(chan struct{}, 100)
+	remove, err := w.Add(path, func() { events <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sibling file is not ours.
+	other, _ := w.Add(filepath.Join(dir, "other.txt"), func() { t.Error("event for another file") })
+	defer other()
+	if err := os.WriteFile(filepath.Join(dir, "unrelated.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(what string) {
+		t.Helper()
+		select {
+		case <-events:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no event after %s", what)
+		}
+		for len(events) > 0 {
+			<-events
+		}
+	}
+	os.WriteFile(path, []byte("two\n"), 0o600)
+	expect("a write")
+	tmp := filepath.Join(dir, "f.txt.tmp")
+	os.WriteFile(tmp, []byte("three\n"), 0o600)
+	os.Rename(tmp, path)
+	expect("a replacement by rename")
+	os.Remove(path)
+	expect("a delete")
+	remove()
+	remove() // twice is harmless
+}
