@@ -10,6 +10,17 @@ type DiffRequest struct {
 	OriginalContent *string `json:"originalContent"`
 	UnifiedDiff     string  `json:"unifiedDiff"`
 	Title           string  `json:"title"`
+	// DiffID names this proposal; plugins echo it in their decision so a
+	// late answer for an earlier proposal of the same file is refused.
+	DiffID uint64 `json:"diffId"`
+	// Owner is a short label of the CLI session that made the proposal.
+	Owner string `json:"owner"`
+	// OutsideWorkspace is set when the file is under no workspace folder;
+	// Notice then says so, for the plugin to show with the view.
+	OutsideWorkspace bool   `json:"outsideWorkspace,omitempty"`
+	Notice           string `json:"notice,omitempty"`
+	// Queued counts proposals from other sessions waiting for this one.
+	Queued int `json:"queued,omitempty"`
 }
 
 // Editor is whatever shows diffs to the user: an editor plugin over the

@@ -32,6 +32,9 @@ type EditorLink struct {
 	mu        sync.Mutex
 	started   bool
 	editorPID int
+	// diffStates: the plugin shows diff/state notifications; without it,
+	// their message goes out as a log notification.
+	diffStates bool
 }
 
 // ServeEditorLink runs the sidecar for the plugin at the other end of r and
@@ -103,6 +106,11 @@ type initializeParams struct {
 	ProcessID        *int      `json:"processId"`
 	WorkspaceFolders []string  `json:"workspaceFolders"`
 	IsTrusted        *bool     `json:"isTrusted"`
+	// Capabilities (extension) says which optional notifications the
+	// plugin understands.
+	Capabilities struct {
+		DiffStates bool `json:"diffStates"`
+	} `json:"capabilities"`
 }
 
 // InitializeResult is the answer to initialize.
@@ -219,6 +227,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.mu.Lock()
 	el.started = true
 	el.editorPID = editorPID
+	el.diffStates = p.Capabilities.DiffStates
 	el.mu.Unlock()
 	el.warnNoDiscovery(info)
 	return InitializeResult{
@@ -313,26 +322,30 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 			return invalid("isTrusted is required")
 		}
 		eng.SetTrusted(*p.IsTrusted)
-	case "diff/accepted":
+	case "diff/accepted", "diff/rejected":
 		var p struct {
-			FilePath string  `json:"filePath"`
-			Content  *string `json:"content"`
+			FilePath       string  `json:"filePath"`
+			Content        *string `json:"content"`
+			DiffID         *uint64 `json:"diffId"`
+			OverDiskChange bool    `json:"overDiskChange"`
 		}
 		if err := decode(params, &p); err != nil {
 			return err
 		}
-		if p.Content == nil {
-			return invalid("content is required")
+		dc := Decision{FilePath: p.FilePath, Accepted: method == "diff/accepted", OverDiskChange: p.OverDiskChange}
+		if dc.Accepted {
+			if p.Content == nil {
+				return invalid("content is required")
+			}
+			dc.Content = *p.Content
 		}
-		el.s.Accept(p.FilePath, *p.Content)
-	case "diff/rejected":
-		var p struct {
-			FilePath string `json:"filePath"`
+		if p.DiffID != nil {
+			if *p.DiffID == 0 {
+				return invalid("diffId: 0 names no proposal")
+			}
+			dc.DiffID = *p.DiffID
 		}
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		el.s.Reject(p.FilePath)
+		el.s.Decide(dc)
 	default:
 		el.s.log.Debug().Str("method", method).Msg("unknown notification ignored")
 	}
@@ -372,6 +385,19 @@ func (el *EditorLink) warnNoDiscovery(info Info) {
 	}
 	el.Announce(Notice{Level: "warn", Message: fmt.Sprintf(
 		"No discovery file could be written (%v); Gemini CLI may not find this editor. See docs/security.md.", info.DiscoveryErr)})
+}
+
+// DiffState implements DiffStateNotifier: a diff/state notification for
+// plugins that said they show them, a log notification for the others.
+func (el *EditorLink) DiffState(st DiffState) {
+	el.mu.Lock()
+	states := el.diffStates
+	el.mu.Unlock()
+	if states {
+		_ = el.conn.Notify("diff/state", st)
+		return
+	}
+	el.Announce(Notice{Level: "warn", Message: st.Message})
 }
 
 // Announce implements Announcer with a log notification.

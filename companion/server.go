@@ -85,6 +85,7 @@ type Server struct {
 	publisher *idectx.Publisher
 	watcher   atomic.Pointer[idectx.Watcher]
 	diffs     *diffview.Registry
+	props     proposals
 
 	mu            sync.Mutex
 	editor        Editor
@@ -386,40 +387,6 @@ func (s *Server) broadcastContext(snap idectx.IdeContext) {
 	}
 }
 
-// broadcastDecision sends a diff decision to every session, once. With no
-// CLI connected it is kept for the next one to connect, and the user is told.
-func (s *Server) broadcastDecision(method string, params any) {
-	data, err := json.Marshal(params)
-	if err != nil {
-		s.log.Error().Err(err).Msg("encode decision")
-		return
-	}
-	s.route(note{method: method, params: data, fate: &fate{}})
-}
-
-// route queues a decision on every session. With none, it is kept for the
-// next CLI to connect and the user is told. A decision that every session
-// holding it dropped unwritten (they all ended) comes back here.
-func (s *Server) route(n note) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.log.Warn().Str("method", n.method).Msg("decision not delivered: the companion is stopping")
-		return
-	}
-	if len(s.sessions) == 0 {
-		s.undelivered = append(s.undelivered, n)
-		s.mu.Unlock()
-		s.announce(Notice{Level: "warn", Message: "No Gemini CLI is connected: the decision will be delivered when one connects."})
-		s.log.Warn().Str("method", n.method).Msg("no CLI connected; decision kept for the next session")
-		return
-	}
-	for _, sess := range s.sessions {
-		sess.push(n)
-	}
-	s.mu.Unlock()
-}
-
 func (s *Server) announce(n Notice) {
 	s.mu.Lock()
 	e := s.editor
@@ -437,33 +404,6 @@ func (s *Server) clientsChanged() {
 	if a, ok := e.(Announcer); ok {
 		a.ClientsChanged(n)
 	}
-}
-
-// Accept reports that the user accepted the diff for path with content (the
-// proposal including their own edits). It returns false, and does nothing,
-// when no diff is open for path.
-func (s *Server) Accept(path, content string) bool {
-	d, ok := s.diffs.Resolve(path, diffview.Accepted)
-	if !ok {
-		s.log.Info().Str("path", path).Msg("accept ignored: no diff open for this file (late or unknown)")
-		return false
-	}
-	s.log.Info().Str("path", d.Path).Int("bytes", len(content)).Msg("diff accepted")
-	s.broadcastDecision(methodDiffAccepted, map[string]string{"filePath": d.Path, "content": content})
-	return true
-}
-
-// Reject reports that the user rejected the diff for path. It returns false,
-// and does nothing, when no diff is open for path.
-func (s *Server) Reject(path string) bool {
-	d, ok := s.diffs.Resolve(path, diffview.Rejected)
-	if !ok {
-		s.log.Info().Str("path", path).Msg("reject ignored: no diff open for this file (late or unknown)")
-		return false
-	}
-	s.log.Info().Str("path", d.Path).Msg("diff rejected")
-	s.broadcastDecision(methodDiffRejected, map[string]string{"filePath": d.Path})
-	return true
 }
 
 // mcpHandler routes MCP requests to sessions: a POST without a session
@@ -630,8 +570,10 @@ func (s *Server) dropSession(sess *session) {
 	_, ok := s.sessions[sess.id]
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()
-	// Decisions it never wrote go to the other sessions, or are kept.
+	// Decisions it never wrote are reported as undelivered; its open
+	// proposals are orphaned.
 	sess.end()
+	s.orphanProposals(sess.id)
 	if ok && sess.isReady() {
 		s.log.Info().Str("session", sess.id).Msg("Gemini CLI disconnected")
 		s.announce(Notice{Level: "info", Message: "Gemini CLI disconnected"})

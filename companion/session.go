@@ -3,6 +3,8 @@ package companion
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -34,6 +36,8 @@ type fate struct {
 	mu        sync.Mutex
 	delivered bool
 	holders   int
+	// lost, if set, is called once when the decision reached no CLI.
+	lost func()
 }
 
 func (f *fate) hold() {
@@ -170,6 +174,10 @@ func (s *session) end() {
 
 func (s *session) abandon(n note) {
 	if n.fate != nil && n.fate.release() {
+		if n.fate.lost != nil {
+			n.fate.lost()
+			return
+		}
 		s.orphan(n)
 	}
 }
@@ -191,6 +199,9 @@ func (s *session) run(ctx context.Context) {
 		// A detached context routes the message to the standalone SSE
 		// stream, which is where the CLI listens for notifications.
 		err := s.conn.Write(context.Background(), &jsonrpc.Request{Method: n.method, Params: n.params})
+		if err == nil && n.fate != nil {
+			err = s.confirm(ctx)
+		}
 		if err == nil {
 			if n.fate != nil {
 				n.fate.written()
@@ -202,6 +213,38 @@ func (s *session) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.streamUp:
+		}
+	}
+}
+
+// decisionAckWait is how long one ping that confirms a decision may take
+// before it is sent again.
+const decisionAckWait = 10 * time.Second
+
+// confirm returns once the CLI has read everything written to its event
+// stream so far: a decision written into the socket is not yet delivered (a
+// CLI that stopped reading and then died never saw it). The CLI answers a
+// ping only after handling the events before it on the same stream. A CLI
+// that is alive but slow is asked again; an error means the stream is gone
+// (the decision is sent again on the next one; the CLI ignores a repeat) or
+// the session ended (the decision did not reach this CLI).
+func (s *session) confirm(ctx context.Context) error {
+	if s.ss == nil {
+		return nil
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, decisionAckWait)
+		err := s.ss.Ping(pctx, nil)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("session ended before the CLI confirmed: %w", ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			continue // alive but slow: ask again
+		default:
+			return fmt.Errorf("confirm delivery: %w", err)
 		}
 	}
 }

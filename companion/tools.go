@@ -101,27 +101,26 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 		return toolError("openDiff: no editor is attached to show the diff"), nil
 	}
 
-	d, replaced := s.diffs.Open(path, original, *args.NewContent)
+	owner := ""
+	if req.Session != nil {
+		owner = req.Session.ID()
+	}
+	d, replaced := s.diffs.Propose(path, owner, original, *args.NewContent)
 	if replaced != nil {
-		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal")
+		s.unwatch(replaced.ID)
+		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal from the same session")
 	}
-	dr := DiffRequest{
-		FilePath:        path,
-		NewContent:      *args.NewContent,
-		OriginalContent: original,
-		UnifiedDiff:     diffview.Unified(path, original, *args.NewContent),
-		Title:           diffTitle(path, original == nil),
+	if d.State == diffview.Queued {
+		// Another session's proposal for this file is on screen: this one
+		// waits its turn, and its CLI waits for the decision as usual.
+		s.log.Info().Str("path", path).Msg("diff queued behind another session's proposal for the same file")
+		s.notifyState(DiffState{FilePath: path, DiffID: d.ID, State: StateQueued, Queued: s.diffs.Queued(path),
+			Message: fmt.Sprintf("Another Gemini CLI session proposed a change to %s; it will be shown when you decide the one open now.", filepath.Base(path))})
+		return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 	}
-	octx, cancel := context.WithTimeout(ctx, s.opts.EditorTimeout)
-	defer cancel()
-	if err := editor.OpenDiff(octx, dr); err != nil {
-		s.diffs.ResolveID(path, d.ID, diffview.Closed)
-		msg := err.Error()
-		if errors.Is(err, context.DeadlineExceeded) {
-			msg = fmt.Sprintf("the editor did not show the diff within %s", s.opts.EditorTimeout)
-		}
-		s.log.Warn().Str("path", path).Str("reason", msg).Msg("diff could not be shown")
-		return toolError("openDiff: %s", msg), nil
+	if err := s.show(ctx, d); err != nil {
+		s.log.Warn().Str("path", path).Str("reason", err.Error()).Msg("diff could not be shown")
+		return toolError("openDiff: %s", err), nil
 	}
 	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(*args.NewContent)).Msg("diff shown")
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
@@ -188,13 +187,24 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 	if why := checkPath(path); why != "" {
 		return toolError("closeDiff: %s", why), nil
 	}
+	owner := ""
+	if req.Session != nil {
+		owner = req.Session.ID()
+	}
 	var content *string
-	// Resolve first: from here on a decision from the editor for this diff
-	// is late and dropped, so none can follow the close.
-	d, ok := s.diffs.Resolve(path, diffview.Closed)
+	// Close first: from here on a decision from the editor for this diff
+	// is late and refused, so none can follow the close.
+	d, shown, ok, err := s.diffs.Close(path, owner)
+	if errors.Is(err, diffview.ErrNotOwner) {
+		s.log.Warn().Str("path", path).Msg("closeDiff refused: the diff belongs to another session")
+		return toolError("closeDiff: the diff for %s was proposed by another Gemini CLI session; a session can close only its own proposals", path), nil
+	}
 	if ok {
 		proposed := d.Proposed
 		content = &proposed
+	}
+	if ok && shown {
+		s.unwatch(d.ID)
 		s.mu.Lock()
 		editor := s.editor
 		s.mu.Unlock()
@@ -209,6 +219,9 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 			}
 		}
 		s.log.Info().Str("path", path).Msg("diff closed by the CLI")
+		s.later(func() { s.showNext(path) })
+	} else if ok {
+		s.log.Info().Str("path", path).Msg("queued diff withdrawn by the CLI")
 	}
 	body, err := json.Marshal(map[string]*string{"content": content})
 	if err != nil {

@@ -231,6 +231,21 @@ func (r *Registry) Next(path string) (Diff, bool) {
 	return *e.shown, true
 }
 
+// Rebase sets the original side of the diff shown for path (if it is id)
+// to the file as it is now, for a queued proposal shown after the file
+// changed, and returns the diff.
+func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.files[filepath.Clean(path)]
+	if e == nil || e.shown == nil || e.shown.ID != id {
+		return Diff{}
+	}
+	e.shown.Original = original
+	e.shown.Disk, e.shown.Current = Unchanged, nil
+	return *e.shown
+}
+
 // Close ends owner's proposal for path as Closed: the shown one, or one
 // still queued (wasShown false). It returns ErrNotOwner when the only
 // proposal for path belongs to another session, and ok false when there is
