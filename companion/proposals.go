@@ -231,7 +231,7 @@ func (s *Server) Decide(dc Decision) bool {
 		return false
 	}
 	s.unwatch(d.ID)
-	s.log.Info().Str("path", d.Path).Str("decision", to.String()).Int("bytes", len(dc.Content)).Msg("diff decided")
+	s.log.Info().Str("path", d.Path).Int("bytes", len(dc.Content)).Msg("diff " + to.String())
 	if d.Orphaned {
 		if dc.Accepted {
 			s.lost(d, true, dc.Content)
