@@ -459,6 +459,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
+		sess.abortConfirm()
 		_ = sess.ss.Close()
 		w.WriteHeader(http.StatusNoContent)
 	default:

@@ -79,6 +79,10 @@ type session struct {
 	grace   *time.Timer
 	ended   bool       // removed from the server; decisions go to orphan
 	orphan  func(note) // takes a decision this session can no longer write
+	// unconfirm cancels the ping that confirms a decision, so that closing
+	// the session (which waits for outgoing calls) is not held up by a CLI
+	// that no longer answers.
+	unconfirm context.CancelFunc
 
 	wake     chan struct{} // something was queued
 	streamUp chan struct{} // a GET stream opened
@@ -234,7 +238,17 @@ func (s *session) confirm(ctx context.Context) error {
 	}
 	for {
 		pctx, cancel := context.WithTimeout(ctx, decisionAckWait)
+		s.mu.Lock()
+		s.unconfirm = cancel
+		s.mu.Unlock()
 		err := s.ss.Ping(pctx, nil)
+		s.mu.Lock()
+		s.unconfirm = nil
+		s.mu.Unlock()
+		if errors.Is(pctx.Err(), context.Canceled) && ctx.Err() == nil {
+			cancel()
+			return fmt.Errorf("session closing before the CLI confirmed: %w", err)
+		}
 		cancel()
 		switch {
 		case err == nil:
@@ -287,9 +301,20 @@ func (s *session) startGraceLocked(grace time.Duration) {
 		gone := s.streams == 0
 		s.mu.Unlock()
 		if gone {
+			s.abortConfirm()
 			_ = s.ss.Close()
 		}
 	})
+}
+
+// abortConfirm gives up waiting for the CLI to confirm a decision: the
+// session is closing.
+func (s *session) abortConfirm() {
+	s.mu.Lock()
+	if s.unconfirm != nil {
+		s.unconfirm()
+	}
+	s.mu.Unlock()
 }
 
 func (s *session) stopGrace() {

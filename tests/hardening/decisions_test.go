@@ -2,10 +2,12 @@ package hardening
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -164,5 +166,56 @@ func TestDecisionNeverReachesAnotherCLIWhenTheProposerLeaves(t *testing.T) {
 	if n := len(stays.All("ide/diffAccepted")); n != 0 {
 		t.Fatalf("the decision went to a CLI that did not propose it (%d)", n)
 	}
+	s.noCrash(t)
+}
+
+// A decision written into the socket of a CLI that has stopped handling its
+// stream is not delivered: the CLI never saw it. This CLI's stream receives
+// the bytes but answers nothing (not even the ping after it), then dies.
+func TestDecisionAHungCLINeverHandledIsReportedUndelivered(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	path := filepath.Join(s.sb.Workspace, "hung.txt")
+	c, sid, st := cliWithDiff(t, s, path)
+	st.drop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := c.request(ctx, http.MethodGet, sid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("hung stream: %v %v", err, resp)
+	}
+	seen := make(chan struct{})
+	go func() {
+		defer resp.Body.Close()
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if strings.Contains(string(got), "ide/diffAccepted") {
+				close(seen)
+				return // and never reads or answers again
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	mark := s.ed.Len()
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "accepted, never handled\n"})
+	select {
+	case <-seen:
+	case <-time.After(wait):
+		t.Fatal("the decision was never written to the stream")
+	}
+	cancel() // the CLI dies
+	s.ed.WaitFrom(t, mark, "log", wait, has("did not reach the Gemini CLI session"))
 	s.noCrash(t)
 }

@@ -1,0 +1,254 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// Every proposal has an owner: the CLI session that made it. These tests
+// run two CLI sessions against one editor that says it shows diff/state.
+
+func startWithStates(t *testing.T) started {
+	t.Helper()
+	sb := testkit.NewSandbox(t)
+	ed := testkit.StartEditor(t, sb, testkit.EditorOptions{})
+	res := ed.Initialize(t, sb, map[string]any{"capabilities": map[string]any{"diffStates": true}})
+	return started{sb, ed, res}
+}
+
+func stateIs(state string) func(json.RawMessage) bool {
+	return func(p json.RawMessage) bool {
+		var st companion.DiffState
+		return json.Unmarshal(p, &st) == nil && st.State == state
+	}
+}
+
+func decodeState(t *testing.T, raw json.RawMessage) companion.DiffState {
+	t.Helper()
+	var st companion.DiffState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatalf("diff/state %s: %v", raw, err)
+	}
+	return st
+}
+
+// opened returns the diff/open requests the editor received, decoded.
+func opened(s started) []companion.DiffRequest {
+	var out []companion.DiffRequest
+	for _, r := range s.ed.Requests() {
+		if r.Method == "diff/open" {
+			var dr companion.DiffRequest
+			json.Unmarshal(r.Params, &dr)
+			out = append(out, dr)
+		}
+	}
+	return out
+}
+
+func mustOpen(t *testing.T, c *testkit.CLI, path, content string) {
+	t.Helper()
+	res, err := c.OpenDiff(context.Background(), path, content)
+	if err != nil || res.IsError {
+		t.Fatalf("openDiff %s: %v %q", path, err, toolText(res))
+	}
+}
+
+// quiet checks that c got no decision, after a round trip that would have
+// carried one queued before it.
+func quiet(t *testing.T, c *testkit.CLI, who string) {
+	t.Helper()
+	if _, err := c.Session.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.All("ide/diffAccepted")) + len(c.All("ide/diffRejected")); n != 0 {
+		t.Fatalf("%s received %d decisions on a proposal it never made", who, n)
+	}
+}
+
+func TestSecondSessionsProposalIsQueuedNeverSwapped(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "same.txt")
+	os.WriteFile(path, []byte("before\n"), 0o600)
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+
+	mustOpen(t, a, path, "from A\n")
+	mustOpen(t, b, path, "from B\n")
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("queued")))
+	if st.FilePath != path || st.Queued != 1 || !strings.Contains(st.Message, "Another Gemini CLI session") {
+		t.Fatalf("queued state %+v", st)
+	}
+	shown := opened(s)
+	if len(shown) != 1 || shown[0].NewContent != "from A\n" {
+		t.Fatalf("the editor must show only A's proposal until it is decided: %+v", shown)
+	}
+
+	// The user accepts what they see: A's proposal. Only A hears it.
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "from A, edited\n", "diffId": shown[0].DiffID})
+	got := a.WaitFor(t, "ide/diffAccepted", wait, nil)
+	if !strings.Contains(string(got), "from A, edited") {
+		t.Fatalf("A got %s", got)
+	}
+	// Then B's proposal is shown, as its own diff.
+	s.ed.WaitFor(t, "request:diff/open", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), "from B") })
+	shown = opened(s)
+	if len(shown) != 2 || shown[1].DiffID == shown[0].DiffID || shown[1].Owner == shown[0].Owner {
+		t.Fatalf("B's proposal not shown as a distinct diff: %+v", shown)
+	}
+	quiet(t, b, "B")
+	s.ed.Notify(t, "diff/rejected", map[string]any{"filePath": path, "diffId": shown[1].DiffID})
+	b.WaitFor(t, "ide/diffRejected", wait, nil)
+	if n := len(a.All("ide/diffAccepted")) + len(a.All("ide/diffRejected")); n != 1 {
+		t.Fatalf("A received %d decisions, want only its own", n)
+	}
+}
+
+func TestCloseDiffFromAnotherSessionIsRefused(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "mine.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "A's\n")
+
+	res, err := b.CloseDiff(context.Background(), path)
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "another Gemini CLI session") {
+		t.Fatalf("closeDiff by a non-owner: %v %+v", err, res)
+	}
+	for _, r := range s.ed.Requests() {
+		if r.Method == "diff/close" {
+			t.Fatal("a non-owner's closeDiff closed the view")
+		}
+	}
+	var st struct{ OpenDiffs []string }
+	s.ed.Call(wait, "status/get", nil, &st)
+	if !slices.Contains(st.OpenDiffs, path) {
+		t.Fatalf("A's diff is gone: %v", st.OpenDiffs)
+	}
+	if got := a.CloseDiffContent(t, context.Background(), path); got == nil || *got != "A's\n" {
+		t.Fatalf("the owner's closeDiff returned %v", got)
+	}
+}
+
+func TestProposalOfAGoneCLIIsOrphanedAndItsAcceptUndelivered(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "orphan.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "proposal\n")
+	a.Session.Close()
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("orphaned")))
+	if st.FilePath != path || !strings.Contains(st.Message, "accepting writes nothing") {
+		t.Fatalf("orphaned %+v", st)
+	}
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "kept text\n", "diffId": st.DiffID})
+	st = decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("undelivered")))
+	if st.Content == nil || *st.Content != "kept text\n" || !strings.Contains(st.Message, "nothing was written") {
+		t.Fatalf("undelivered %+v", st)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("something wrote the file")
+	}
+}
+
+func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "moving.txt")
+	os.WriteFile(path, []byte("v1\n"), 0o600)
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "proposal\n")
+	id := opened(s)[0].DiffID
+
+	os.WriteFile(path, []byte("v2 from another tool\n"), 0o600)
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk")))
+	if st.DiskContent == nil || *st.DiskContent != "v2 from another tool\n" || !strings.Contains(st.UnifiedDiff, "-v2 from another tool") {
+		t.Fatalf("changedOnDisk %+v", st)
+	}
+	// Accepting without the explicit choice is refused, and A hears nothing.
+	mark := s.ed.Len()
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
+	s.ed.WaitFrom(t, mark, "diff/state", wait, stateIs("needsConfirmation"))
+	quiet(t, a, "A")
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id, "overDiskChange": true})
+	a.WaitFor(t, "ide/diffAccepted", wait, nil)
+}
+
+func TestDeleteOnDiskUnderAnOpenDiffIsShown(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "doomed.txt")
+	os.WriteFile(path, []byte("here\n"), 0o600)
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "proposal\n")
+	id := opened(s)[0].DiffID
+	os.Remove(path)
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("deletedOnDisk")))
+	if st.DiskContent != nil || !strings.Contains(st.Message, "create it again") {
+		t.Fatalf("deletedOnDisk %+v", st)
+	}
+	mark := s.ed.Len()
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
+	s.ed.WaitFrom(t, mark, "diff/state", wait, stateIs("needsConfirmation"))
+	// Restored as it was: the diff is back to normal.
+	os.WriteFile(path, []byte("here\n"), 0o600)
+	s.ed.WaitFor(t, "diff/state", wait, stateIs("unchangedOnDisk"))
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
+	a.WaitFor(t, "ide/diffAccepted", wait, nil)
+}
+
+func TestProposalOutsideTheWorkspaceIsShownWithANote(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Home, "elsewhere.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "x\n")
+	dr := opened(s)[0]
+	if !dr.OutsideWorkspace || !strings.Contains(dr.Notice, "outside every workspace folder") || !strings.Contains(dr.Title, "outside the workspace") {
+		t.Fatalf("diff/open for a file outside the workspace: %+v", dr)
+	}
+	inside := filepath.Join(s.sb.Workspace, "inside.txt")
+	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, b, inside, "y\n")
+	if dr := opened(s)[1]; dr.OutsideWorkspace || dr.Notice != "" || strings.Contains(dr.Title, "outside") {
+		t.Fatalf("a file inside the workspace got the note: %+v", dr)
+	}
+}
+
+func TestDiffShownAfterTheTimeoutIsClosedAndItsDecisionExpires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s editor timeout")
+	}
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "late.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	s.ed.SetHandler(func(method string, params json.RawMessage) (any, error) {
+		if method == "diff/open" {
+			<-release // the editor shows it, but too late
+			return struct{}{}, nil
+		}
+		return map[string]any{"content": nil}, nil
+	})
+	res, err := a.OpenDiff(context.Background(), path, "x\n")
+	if err != nil || !res.IsError {
+		t.Fatalf("openDiff past the timeout: %v %+v", err, res)
+	}
+	once.Do(func() { close(release) })
+	// The sidecar closes the view it gave up on.
+	s.ed.WaitFor(t, "request:diff/close", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), "late.txt") })
+	// An accept that still comes is refused, and the user is told.
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "x\n", "diffId": opened(s)[0].DiffID})
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("expired")))
+	if !strings.Contains(st.Message, "expired; nothing was written") || st.Content == nil {
+		t.Fatalf("expired %+v", st)
+	}
+	quiet(t, a, "A")
+}
