@@ -174,9 +174,28 @@ local function reload_when_written(path)
   )
 end
 
+-- Accepts that were sent, by path, until the sidecar has taken them: one
+-- refused because the file changed on disk is shown again from here.
+local sent = {}
+
 -- Records the user's decision, tells the sidecar, and closes the view.
 local function decide(view, accepted)
   if view.done then
+    return
+  end
+  if accepted and view.disk and view.disk ~= "unchangedOnDisk" and not view.confirmed then
+    -- The file changed (or went) on disk: accepting would overwrite that,
+    -- so it takes a second, explicit accept.
+    view.confirmed = true
+    pcall(api.nvim_buf_set_option, view.prop_buf, "modified", true)
+    util.notify(
+      string.format(
+        "%s %s on disk since Gemini proposed this change; accept again (:w) to overwrite it with the proposal, or :q to reject",
+        vim.fn.fnamemodify(view.path, ":~:."),
+        view.disk == "deletedOnDisk" and "was deleted" or "changed"
+      ),
+      "warn"
+    )
     return
   end
   view.done = true
@@ -185,9 +204,15 @@ local function decide(view, accepted)
     local content = util.buf_text(view.prop_buf)
     pcall(api.nvim_buf_set_option, view.prop_buf, "modified", false)
     reload_when_written(view.path)
-    sidecar.notify("diff/accepted", { filePath = view.path, content = content })
+    sent[view.path] = { content = content, diff_id = view.diff_id, time = uv.now() }
+    sidecar.notify("diff/accepted", {
+      filePath = view.path,
+      content = content,
+      diffId = view.diff_id,
+      overDiskChange = view.confirmed or nil,
+    })
   else
-    sidecar.notify("diff/rejected", { filePath = view.path })
+    sidecar.notify("diff/rejected", { filePath = view.path, diffId = view.diff_id })
   end
   -- Later: this may run inside an autocommand (BufWriteCmd, WinClosed) in
   -- which windows cannot be closed.
@@ -207,7 +232,54 @@ local function check_gone(view)
   decide(view, false)
 end
 
-local function open_view(path, new_content, original)
+-- What the view's status lines say about its state (owner, notes, disk,
+-- queue), for the user, and b:gemini_diff for scripts and tests.
+local function label(view)
+  local parts = {}
+  if view.outside then
+    table.insert(parts, "outside the workspace")
+  end
+  if view.orphaned then
+    table.insert(parts, "ORPHANED: its Gemini CLI is gone, accepting writes nothing")
+  end
+  if view.disk == "changedOnDisk" then
+    table.insert(parts, "CHANGED ON DISK")
+  elseif view.disk == "deletedOnDisk" then
+    table.insert(parts, "DELETED ON DISK")
+  end
+  if (view.queued or 0) > 0 then
+    table.insert(parts, string.format("%d more proposal%s queued", view.queued, view.queued == 1 and "" or "s"))
+  end
+  local rel = vim.fn.fnamemodify(view.path, ":~:.")
+  local note = #parts > 0 and (" [" .. table.concat(parts, "] [") .. "]") or ""
+  local who = view.owner and view.owner ~= "" and (" (CLI " .. view.owner .. ")") or ""
+  local function esc(text)
+    return (text:gsub("%%", "%%%%"))
+  end
+  local lines = {
+    [view.prop_win] = esc("Gemini proposal" .. who .. ": " .. rel) .. (note ~= "" and ("%#WarningMsg#" .. esc(note) .. "%*") or ""),
+    [view.orig_win] = esc((view.disk and view.disk ~= "unchangedOnDisk") and ("On disk now: " .. rel) or ("Original: " .. rel)),
+  }
+  for win, line in pairs(lines) do
+    if api.nvim_win_is_valid(win) then
+      pcall(api.nvim_win_set_option, win, "statusline", line)
+    end
+  end
+  if api.nvim_buf_is_valid(view.prop_buf) then
+    pcall(api.nvim_buf_set_var, view.prop_buf, "gemini_diff", {
+      diff_id = view.diff_id or 0,
+      owner = view.owner or "",
+      outside_workspace = view.outside or false,
+      orphaned = view.orphaned or false,
+      disk = view.disk or "unchangedOnDisk",
+      queued = view.queued or 0,
+      label = "Gemini proposal" .. who .. note,
+    })
+  end
+end
+
+local function open_view(path, new_content, original, req)
+  req = req or {}
   local origin_tab = api.nvim_get_current_tabpage()
   local origin_win = api.nvim_get_current_win()
   local origin_mode = api.nvim_get_mode().mode
@@ -262,6 +334,10 @@ local function open_view(path, new_content, original)
     origin_win = origin_win,
     origin_mode = origin_mode,
     done = false,
+    diff_id = type(req.diffId) == "number" and req.diffId or nil,
+    owner = type(req.owner) == "string" and req.owner or nil,
+    outside = req.outsideWorkspace == true,
+    queued = type(req.queued) == "number" and req.queued or 0,
   }
   view.group = api.nvim_create_augroup("GeminiCompanionDiff" .. counter, { clear = true })
   api.nvim_create_autocmd("BufWriteCmd", {
@@ -309,7 +385,11 @@ local function open_view(path, new_content, original)
     teardown(old)
   end
 
+  label(view)
   local rel = vim.fn.fnamemodify(path, ":~:.")
+  if type(req.notice) == "string" and req.notice ~= "" then
+    util.notify(req.notice, "warn")
+  end
   if config.options.diff.focus then
     local m = origin_mode:sub(1, 1)
     if m == "i" or m == "t" or m == "R" then
@@ -373,6 +453,94 @@ function M.close_all()
   end
 end
 
+-- Shows text the user accepted but that was not written (its CLI is gone,
+-- or the proposal expired) in a new buffer, so it can be saved by hand.
+local function keep_text(path, content)
+  local buf = api.nvim_create_buf(true, false)
+  util.set_buf_text(buf, content)
+  api.nvim_buf_set_option(buf, "modified", true)
+  local ft = detect_filetype(path, buf)
+  if ft then
+    api.nvim_buf_set_option(buf, "filetype", ft)
+  end
+  pcall(api.nvim_buf_set_var, buf, "gemini_unwritten", path)
+  vim.cmd("tab sbuffer " .. buf)
+  pcall(
+    api.nvim_win_set_option,
+    0,
+    "statusline",
+    "%#WarningMsg#Not written by Gemini CLI: " .. vim.fn.fnamemodify(path, ":~:."):gsub("%%", "%%%%") .. "%* (:w {file} saves it)"
+  )
+  return buf
+end
+
+--- Takes a diff/state notification: something happened to a proposal.
+function M.on_state(p)
+  local view = views[p.filePath]
+  if view and p.diffId and view.diff_id and p.diffId ~= view.diff_id and p.state ~= "queued" then
+    view = nil -- about another proposal for the same file
+  end
+  local level = "warn"
+  local content = type(p.content) == "string" and p.content or nil
+  if p.state == "queued" then
+    level = "info"
+    if view then
+      view.queued = type(p.queued) == "number" and p.queued or (view.queued or 0) + 1
+    end
+  elseif p.state == "orphaned" then
+    if view then
+      view.orphaned = true
+    end
+  elseif p.state == "changedOnDisk" or p.state == "deletedOnDisk" or p.state == "unchangedOnDisk" then
+    if view then
+      view.disk = p.state
+      view.confirmed = false
+      local disk = type(p.diskContent) == "string" and p.diskContent or ""
+      if api.nvim_buf_is_valid(view.orig_buf) then
+        api.nvim_buf_set_option(view.orig_buf, "modifiable", true)
+        util.set_buf_text(view.orig_buf, disk)
+        api.nvim_buf_set_option(view.orig_buf, "modifiable", false)
+        api.nvim_buf_set_option(view.orig_buf, "modified", false)
+        if api.nvim_win_is_valid(view.orig_win) then
+          api.nvim_win_call(view.orig_win, function()
+            pcall(vim.cmd, "diffupdate")
+          end)
+        end
+      end
+    end
+    if p.state == "unchangedOnDisk" then
+      level = "info"
+    end
+  elseif p.state == "needsConfirmation" then
+    -- The accept raced a change on disk: show the proposal again, as the
+    -- user left it, against the file as it is now.
+    local last = sent[p.filePath]
+    if not view and last then
+      local f = io.open(p.filePath, "rb")
+      local disk = f and f:read("*a") or nil
+      if f then
+        f:close()
+      end
+      view = open_view(p.filePath, last.content, disk, { diffId = p.diffId })
+      view.disk = disk and "changedOnDisk" or "deletedOnDisk"
+    end
+    if view then
+      view.disk = view.disk or "changedOnDisk"
+      view.confirmed = true
+    end
+  elseif (p.state == "undelivered" or p.state == "expired") and content then
+    keep_text(p.filePath, content)
+  end
+  sent[p.filePath] = nil
+  if view then
+    label(view)
+  end
+  if type(p.message) == "string" and p.message ~= "" then
+    util.notify(p.message, level)
+  end
+  pcall(vim.cmd, "redrawstatus")
+end
+
 local function check_path(params)
   if type(params.filePath) ~= "string" or params.filePath == "" or params.filePath:sub(1, 1) ~= "/" then
     return "filePath must be an absolute path"
@@ -397,7 +565,7 @@ function M.setup()
       respond({ code = -32602, message = bad })
       return
     end
-    local ok, err = pcall(open_view, params.filePath, params.newContent, original)
+    local ok, err = pcall(open_view, params.filePath, params.newContent, original, params)
     if not ok then
       respond({ code = -32603, message = "cannot open the diff view: " .. tostring(err) })
       return
@@ -419,6 +587,13 @@ function M.setup()
     local content = util.buf_text(view.prop_buf)
     teardown(view)
     respond(nil, { content = content })
+  end)
+
+  sidecar.on_notification("diff/state", function(params)
+    if type(params) ~= "table" or check_path(params) then
+      return
+    end
+    M.on_state(params)
   end)
 
   sidecar.on_ready(function(up)

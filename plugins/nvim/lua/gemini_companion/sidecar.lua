@@ -389,6 +389,8 @@ local function spawn(path)
     processId = vim.fn.getpid(),
     workspaceFolders = state.folders,
     isTrusted = opts.trusted,
+    -- diff.lua shows diff/state (queued, orphaned, changed on disk, ...).
+    capabilities = { diffStates = true },
   }, function(err, result)
     if not init_timer:is_closing() then
       init_timer:stop()
