@@ -28,6 +28,9 @@ SETTINGS_FILE = "Gemini Companion.sublime-settings"
 STATUS_KEY = "gemini_companion"
 DIFF_SETTING = "gemini_companion_diff"            # path a diff view proposes for
 DETACHED_SETTING = "gemini_companion_diff_detached"
+STATE_SETTING = "gemini_companion_diff_state"      # what diff/state said last
+UNWRITTEN_SETTING = "gemini_companion_unwritten"   # path accepted text was for
+NEW_FILE_SETTING = "gemini_companion_new_file"     # the proposal creates the file
 PROPOSAL_SETTING = "gemini_companion_proposal"    # key binding context
 PHANTOM_KEY = "gemini_companion_diff"
 GEMINI_INSTALL = "npm install -g @google/gemini-cli"
@@ -225,6 +228,7 @@ class SublimeHost(object):
         settings.set(DIFF_SETTING, path)
         settings.set(PROPOSAL_SETTING, True)
         settings.set("mini_diff", True)
+        settings.set(NEW_FILE_SETTING, original is None)
         view.set_scratch(True)
         view.set_name(title or os.path.basename(path) + " (Gemini proposal)")
         view.run_command("gemini_companion_replace_text", {"text": new_content})
@@ -254,6 +258,35 @@ class SublimeHost(object):
         # view) has returned.
         sublime.set_timeout(view.close, 0)
 
+    def show_diff_state(self, handle, state):
+        view = _find_view(handle)
+        if view is None or not view.is_valid():
+            return
+        if state.get("disk") is not None:
+            # The "before" side is the file as it is on disk now.
+            view.set_reference_document(state.get("disk_content") or "")
+        settings = view.settings()
+        path = settings.get(DIFF_SETTING) or ""
+        settings.set(STATE_SETTING, state)
+        is_new = bool(settings.get(NEW_FILE_SETTING)) and state.get("disk") is None
+        _show_diff_bar(view, path, is_new, state)
+
+    def keep_unwritten(self, path, content):
+        window = self.window()
+        if window is None:
+            return
+        view = window.new_file()
+        view.run_command("gemini_companion_replace_text", {"text": content})
+        view.set_name(os.path.basename(path) + " (not written)")
+        view.settings().set(UNWRITTEN_SETTING, path)
+        view.add_phantom(
+            PHANTOM_KEY, sublime.Region(0, 0),
+            '<body id="gemini-companion-diff"><div style="padding: 0.3rem">'
+            '<b>Nothing was written to %s.</b> This is the text you accepted; '
+            'save it yourself if you want it.</div></body>' % html.escape(path),
+            sublime.LAYOUT_BLOCK)
+        window.focus_view(view)
+
     def mark_diff_detached(self, handle):
         view = _find_view(handle)
         if view is None or not view.is_valid():
@@ -272,15 +305,41 @@ class SublimeHost(object):
             sublime.LAYOUT_BLOCK)
 
 
-def _show_diff_bar(view, path, is_new_file):
+# What the diff bar says about a proposal's state, in order.
+_STATE_NOTES = (
+    ("outside", "Outside the workspace"),
+    ("orphaned", "Orphaned: its Gemini CLI is gone, accepting writes nothing"),
+)
+
+
+def _state_notes(state):
+    notes = [text for key, text in _STATE_NOTES if state.get(key)]
+    if state.get("disk") == "changedOnDisk":
+        notes.append("Changed on disk: the reference is the file as it is now")
+    elif state.get("disk") == "deletedOnDisk":
+        notes.append("Deleted on disk: accepting creates it again")
+    queued = state.get("queued") or 0
+    if queued:
+        notes.append("%d more proposal%s queued" % (queued, "" if queued == 1 else "s"))
+    return notes
+
+
+def _show_diff_bar(view, path, is_new_file, state=None):
+    state = state or {}
     what = "create" if is_new_file else "change"
+    who = " (CLI %s)" % html.escape(state["owner"]) if state.get("owner") else ""
+    notes = "".join('<br><span style="color: var(--redish)">%s</span>' % html.escape(n)
+                    for n in _state_notes(state))
+    message = ""
+    if state.get("message"):
+        message = "<br><i>%s</i>" % html.escape(state["message"])
     body = (
         '<body id="gemini-companion-diff"><div style="padding: 0.3rem">'
-        '<b>Gemini CLI proposes to %s</b> %s<br>'
+        '<b>Gemini CLI%s proposes to %s</b> %s%s%s<br>'
         'Edit this tab if you like, then '
         '<a href="accept">Accept</a> &nbsp; <a href="reject">Reject</a>'
         ' &nbsp; <a href="inline">Toggle inline diff</a>'
-        '</div></body>' % (what, html.escape(path)))
+        '</div></body>' % (who, what, html.escape(path), notes, message))
     view.erase_phantoms(PHANTOM_KEY)
 
     def navigate(href):

@@ -20,6 +20,13 @@ editor adapter (``plugin.py`` for Sublime Text); it must provide:
     diff_view_text(handle)        the proposal as it is now, or None if gone
     close_diff_view(handle)       close it without asking to save
     mark_diff_detached(handle)    the proposal can no longer be answered
+    show_diff_state(handle, state)  (optional) show what happened to a
+                                  proposal: state has owner, outside,
+                                  notice, queued, orphaned, disk (the
+                                  diff/state name or None), disk_content,
+                                  message; refresh the view from it
+    keep_unwritten(path, content) (optional) open text that was accepted
+                                  but not written, for the user to save
 
 Nothing here imports ``sublime``.
 """
@@ -60,14 +67,46 @@ DIFF_REPLACED = "replaced"      # a newer diff/open for the same file
 DIFF_DETACHED = "detached"      # its sidecar went away
 
 
-class DiffRecord(object):
-    __slots__ = ("path", "handle", "state", "generation")
+# Disk states a proposal's file can be in (diff/state names).
+CHANGED_ON_DISK = "changedOnDisk"
+DELETED_ON_DISK = "deletedOnDisk"
+UNCHANGED_ON_DISK = "unchangedOnDisk"
 
-    def __init__(self, path, handle, generation):
+
+class DiffRecord(object):
+    __slots__ = ("path", "handle", "state", "generation", "diff_id", "owner",
+                 "outside", "notice", "queued", "orphaned", "disk",
+                 "disk_content", "confirmed", "message")
+
+    def __init__(self, path, handle, generation, params=None):
+        params = params or {}
         self.path = path
         self.handle = handle
         self.state = DIFF_OPEN
         self.generation = generation
+        diff_id = params.get("diffId")
+        self.diff_id = diff_id if isinstance(diff_id, int) and not isinstance(diff_id, bool) else None
+        owner = params.get("owner")
+        self.owner = owner if isinstance(owner, str) else ""
+        self.outside = params.get("outsideWorkspace") is True
+        notice = params.get("notice")
+        self.notice = notice if isinstance(notice, str) else ""
+        queued = params.get("queued")
+        self.queued = queued if isinstance(queued, int) and not isinstance(queued, bool) else 0
+        self.orphaned = False
+        self.disk = None
+        self.disk_content = None
+        self.confirmed = False
+        self.message = ""
+
+    def as_state(self):
+        """What the host shows about this proposal."""
+        return {
+            "diff_id": self.diff_id, "owner": self.owner, "outside": self.outside,
+            "notice": self.notice, "queued": self.queued, "orphaned": self.orphaned,
+            "disk": self.disk if self.disk != UNCHANGED_ON_DISK else None,
+            "disk_content": self.disk_content, "message": self.message,
+        }
 
 
 def _valid_path(value):
@@ -104,6 +143,7 @@ class Session(object):
         self._last_selection = None
         self._diffs = {}
         self._by_handle = {}
+        self._sent = {}     # path -> (accepted text, diff id), until answered
         self._waiters = []
 
     def configure(self, options=None):
@@ -241,6 +281,9 @@ class Session(object):
             "processId": self.process_id,
             "workspaceFolders": list(self._folders),
             "isTrusted": bool(self.is_trusted),
+            # This plugin shows diff/state (queued, orphaned, changed on
+            # disk, expired, undelivered).
+            "capabilities": {"diffStates": True},
         }
         link.request_async(
             "initialize", params,
@@ -352,6 +395,8 @@ class Session(object):
                 self._status(params)
             elif method == "log":
                 self._log_message(params)
+            elif method == "diff/state":
+                self._diff_state(params)
             elif request_id is not None:
                 link.respond_error(request_id, linkmod.METHOD_NOT_FOUND,
                                    "method not found: %s" % (method,))
@@ -406,10 +451,91 @@ class Session(object):
             link.respond_error(request_id, linkmod.INTERNAL_ERROR,
                                "Sublime Text could not show the diff: %s" % (exc,))
             return
-        record = DiffRecord(path, handle, self._generation)
+        record = DiffRecord(path, handle, self._generation, params)
         self._diffs[path] = record
         self._by_handle[handle] = record
+        if record.owner or record.outside or record.queued:
+            self._show_record(record)
+        if record.notice:
+            self.host.announce("Gemini: " + record.notice)
         link.respond(request_id, {})
+
+    def _reopen(self, path, diff_id):
+        """Show again a proposal whose accept the sidecar refused (the file
+        changed on disk just before), as the user left it."""
+        sent = self._sent.pop(path, None)
+        if sent is None or (isinstance(diff_id, int) and sent[1] not in (None, diff_id)):
+            return None
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                disk = f.read()
+        except (OSError, ValueError):
+            disk = None
+        try:
+            handle = self.host.open_diff_view(path, sent[0], disk, os.path.basename(path))
+        except Exception as exc:
+            self.host.log("could not reopen a diff view for %s: %r" % (path, exc))
+            return None
+        record = DiffRecord(path, handle, self._generation, {"diffId": diff_id})
+        record.disk = CHANGED_ON_DISK if disk is not None else DELETED_ON_DISK
+        record.disk_content = disk or ""
+        self._diffs[path] = record
+        self._by_handle[handle] = record
+        return record
+
+    def _show_record(self, record):
+        show = getattr(self.host, "show_diff_state", None)
+        if show is None:
+            return
+        try:
+            show(record.handle, record.as_state())
+        except Exception as exc:
+            self.host.log("could not show a diff state: %r" % (exc,))
+
+    def _diff_state(self, params):
+        """Something happened to a proposal (see docs/editor-link.md)."""
+        if not isinstance(params, dict) or not _valid_path(params.get("filePath")):
+            return
+        path = params["filePath"]
+        state = params.get("state")
+        message = params.get("message") if isinstance(params.get("message"), str) else ""
+        diff_id = params.get("diffId")
+        record = self._diffs.get(path)
+        if record is not None and state != "queued" and isinstance(diff_id, int) \
+                and record.diff_id is not None and diff_id != record.diff_id:
+            record = None   # about another proposal for the same file
+        content = params.get("content")
+        if state == "queued" and record is not None:
+            queued = params.get("queued")
+            record.queued = queued if isinstance(queued, int) else record.queued + 1
+        elif state == "orphaned" and record is not None:
+            record.orphaned = True
+        elif state in (CHANGED_ON_DISK, DELETED_ON_DISK, UNCHANGED_ON_DISK) and record is not None:
+            record.disk = state
+            record.confirmed = False
+            disk = params.get("diskContent")
+            record.disk_content = disk if isinstance(disk, str) else ""
+        elif state == "needsConfirmation":
+            if record is None:
+                record = self._reopen(path, diff_id)
+            if record is not None:
+                record.disk = record.disk or CHANGED_ON_DISK
+                record.confirmed = True
+        elif state in ("undelivered", "expired") and isinstance(content, str):
+            keep = getattr(self.host, "keep_unwritten", None)
+            if keep is not None:
+                try:
+                    keep(path, content)
+                except Exception as exc:
+                    self.host.log("could not keep the unwritten text: %r" % (exc,))
+        if state != "needsConfirmation":
+            self._sent.pop(path, None)
+        if record is not None:
+            record.message = message
+            self._show_record(record)
+        if message:
+            self.host.log("diff: " + message)
+            self.host.announce("Gemini: " + message)
 
     def _diff_close(self, link, params, request_id):
         if request_id is None:
@@ -466,12 +592,30 @@ class Session(object):
         included) and closes the view. Returns False if the view is not a
         pending proposal (already answered, or its sidecar went away).
         """
-        record = self._by_handle.pop(handle, None)
+        record = self._by_handle.get(handle)
         if record is None:
             return False
+        if record.disk in (CHANGED_ON_DISK, DELETED_ON_DISK) and not record.confirmed:
+            # Accepting would overwrite a change made on disk (or create a
+            # deleted file again): that takes a second, explicit accept.
+            record.confirmed = True
+            record.message = "%s %s on disk since Gemini proposed this change: " \
+                "Accept again to overwrite it with this proposal, or Reject." % (
+                    os.path.basename(record.path),
+                    "was deleted" if record.disk == DELETED_ON_DISK else "changed")
+            self._show_record(record)
+            self.host.announce("Gemini: " + record.message)
+            return False
+        self._by_handle.pop(handle, None)
         self._diffs.pop(record.path, None)
         record.state = DIFF_ACCEPTED
-        self._send("diff/accepted", {"filePath": record.path, "content": content})
+        params = {"filePath": record.path, "content": content}
+        if record.diff_id is not None:
+            params["diffId"] = record.diff_id
+        if record.confirmed:
+            params["overDiskChange"] = True
+        self._send("diff/accepted", params)
+        self._sent[record.path] = (content, record.diff_id)
         self._close_view_quietly(handle)
         return True
 
@@ -482,7 +626,10 @@ class Session(object):
             return False
         self._diffs.pop(record.path, None)
         record.state = DIFF_REJECTED
-        self._send("diff/rejected", {"filePath": record.path})
+        params = {"filePath": record.path}
+        if record.diff_id is not None:
+            params["diffId"] = record.diff_id
+        self._send("diff/rejected", params)
         if close_view:
             self._close_view_quietly(handle)
         return True
