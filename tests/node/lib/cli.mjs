@@ -144,6 +144,14 @@ export class Cli {
     });
   }
 
+  /** Kills the client process at once, as a crash or `kill -9` would. */
+  async kill() {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    const exited = new Promise((r) => this.#child.once('exit', r));
+    this.#child.kill('SIGKILL');
+    await exited;
+  }
+
   /** Ends the client process. */
   async close() {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
