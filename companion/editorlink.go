@@ -397,7 +397,9 @@ func (el *EditorLink) DiffState(st DiffState) {
 		_ = el.conn.Notify("diff/state", st)
 		return
 	}
-	el.Announce(Notice{Level: "warn", Message: st.Message})
+	if st.Message != "" {
+		el.Announce(Notice{Level: "warn", Message: st.Message})
+	}
 }
 
 // Announce implements Announcer with a log notification.

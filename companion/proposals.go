@@ -39,8 +39,9 @@ type DiffState struct {
 	// Content is the text the user accepted, for expired and undelivered
 	// decisions: nothing was written, and the user may want to save it.
 	Content *string `json:"content,omitempty"`
-	// Queued counts the proposals waiting behind the one shown for the file.
-	Queued int `json:"queued,omitempty"`
+	// Queued counts the proposals waiting behind the one shown for the file
+	// (state queued; sent again with no message when the count drops).
+	Queued int `json:"queued"`
 }
 
 // DiffStateNotifier is implemented by editors that can show what happens to
@@ -288,10 +289,22 @@ func (s *Server) route(n note) {
 	s.log.Warn().Str("method", n.method).Msg("notification not delivered: its session ended")
 }
 
+// queueChanged tells the editor how many proposals now wait behind the one
+// shown for path, after one left the queue without being shown.
+func (s *Server) queueChanged(path string) {
+	if d, ok := s.diffs.Get(path); ok {
+		s.notifyState(DiffState{FilePath: d.Path, DiffID: d.ID, State: StateQueued, Queued: s.diffs.Queued(path)})
+	}
+}
+
 // orphanProposals tells the editor that owner's open proposals can no
 // longer reach anyone.
 func (s *Server) orphanProposals(owner string) {
-	for _, d := range s.diffs.Orphan(owner) {
+	shown, unqueued := s.diffs.Orphan(owner)
+	for _, path := range unqueued {
+		s.queueChanged(path)
+	}
+	for _, d := range shown {
 		s.unwatch(d.ID)
 		s.log.Info().Str("path", d.Path).Msg("proposal orphaned: its CLI session is gone")
 		s.notifyState(DiffState{FilePath: d.Path, DiffID: d.ID, State: StateOrphaned,

@@ -222,6 +222,7 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 		s.later(func() { s.showNext(path) })
 	} else if ok {
 		s.log.Info().Str("path", path).Msg("queued diff withdrawn by the CLI")
+		s.queueChanged(path)
 	}
 	body, err := json.Marshal(map[string]*string{"content": content})
 	if err != nil {

@@ -282,11 +282,10 @@ func (r *Registry) Close(path, owner string) (d Diff, wasShown, ok bool, err err
 
 // Orphan marks every proposal owner has shown as orphaned and drops the
 // ones it still has queued (nobody waits for them any more). It returns the
-// shown ones, now orphaned.
-func (r *Registry) Orphan(owner string) []Diff {
+// shown ones, now orphaned, and the paths whose queue got shorter.
+func (r *Registry) Orphan(owner string) (out []Diff, unqueued []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Diff
 	for key, e := range r.files {
 		q := e.queue[:0]
 		for _, d := range e.queue {
@@ -294,6 +293,10 @@ func (r *Registry) Orphan(owner string) []Diff {
 				q = append(q, d)
 			}
 		}
+		if len(q) != len(e.queue) && e.shown != nil {
+			unqueued = append(unqueued, key)
+		}
+		clear(e.queue[len(q):])
 		e.queue = q
 		if e.shown != nil && e.shown.Owner == owner && !e.shown.Orphaned {
 			e.shown.Orphaned = true
@@ -303,7 +306,7 @@ func (r *Registry) Orphan(owner string) []Diff {
 			delete(r.files, key)
 		}
 	}
-	return out
+	return out, unqueued
 }
 
 // SetDisk records what the file of diff id now holds on disk. It reports

@@ -70,9 +70,12 @@ func TestOrphanMarksShownAndDropsQueued(t *testing.T) {
 	r.Propose("/w/a.go", "A", nil, "a")
 	r.Propose("/w/b.go", "B", nil, "b")
 	r.Propose("/w/b.go", "A", nil, "a's b") // queued behind B
-	got := r.Orphan("A")
+	got, unqueued := r.Orphan("A")
 	if len(got) != 1 || got[0].Path != "/w/a.go" || !got[0].Orphaned {
 		t.Fatalf("orphaned %+v", got)
+	}
+	if len(unqueued) != 1 || unqueued[0] != "/w/b.go" {
+		t.Fatalf("queues that got shorter: %v", unqueued)
 	}
 	if r.Queued("/w/b.go") != 0 {
 		t.Fatal("a gone session's queued proposal is still waiting")
@@ -80,7 +83,7 @@ func TestOrphanMarksShownAndDropsQueued(t *testing.T) {
 	if d, ok := r.Get("/w/a.go"); !ok || !d.Orphaned {
 		t.Fatal("the orphaned view must stay so its text can be saved")
 	}
-	if again := r.Orphan("A"); len(again) != 0 {
+	if again, _ := r.Orphan("A"); len(again) != 0 {
 		t.Fatalf("orphaned twice: %+v", again)
 	}
 }

@@ -252,3 +252,46 @@ func TestDiffShownAfterTheTimeoutIsClosedAndItsDecisionExpires(t *testing.T) {
 	}
 	quiet(t, a, "A")
 }
+
+func TestAQueuedProposalLeavesTheQueueWhenWithdrawnOrItsCLIGoes(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "busy.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	c := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "A\n")
+	mustOpen(t, b, path, "B\n")
+	mustOpen(t, c, path, "C\n")
+	queuedIs := func(n int) func(json.RawMessage) bool {
+		return func(p json.RawMessage) bool {
+			st := companion.DiffState{Queued: -1}
+			return json.Unmarshal(p, &st) == nil && st.State == "queued" && st.Queued == n
+		}
+	}
+	s.ed.WaitFor(t, "diff/state", wait, queuedIs(2))
+
+	// B withdraws its queued proposal (the CLI closes it, e.g. the user
+	// answered in the terminal): nothing on screen changes, the count drops.
+	mark := s.ed.Len()
+	if got := b.CloseDiffContent(t, context.Background(), path); got == nil || *got != "B\n" {
+		t.Fatalf("closeDiff of a queued proposal returned %v", got)
+	}
+	s.ed.WaitFrom(t, mark, "diff/state", wait, queuedIs(1))
+	// C goes away: its queued proposal is dropped, not shown later.
+	mark = s.ed.Len()
+	c.Session.Close()
+	s.ed.WaitFrom(t, mark, "diff/state", wait, queuedIs(0))
+
+	s.ed.Notify(t, "diff/rejected", map[string]any{"filePath": path})
+	a.WaitFor(t, "ide/diffRejected", wait, nil)
+	var st struct{ OpenDiffs []string }
+	if !testkit.Poll(wait, func() bool {
+		s.ed.Call(wait, "status/get", nil, &st)
+		return len(st.OpenDiffs) == 0
+	}) {
+		t.Fatalf("a withdrawn or orphaned queued proposal was shown: %v", st.OpenDiffs)
+	}
+	if n := len(opened(s)); n != 1 {
+		t.Fatalf("%d diffs shown, want only A's", n)
+	}
+}

@@ -515,7 +515,7 @@ function M.on_state(p)
     -- The accept raced a change on disk: show the proposal again, as the
     -- user left it, against the file as it is now.
     local last = sent[p.filePath]
-    if not view and last then
+    if not view and last and (last.diff_id == nil or last.diff_id == p.diffId) then
       local f = io.open(p.filePath, "rb")
       local disk = f and f:read("*a") or nil
       if f then
