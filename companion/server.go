@@ -90,7 +90,6 @@ type Server struct {
 	mu            sync.Mutex
 	editor        Editor
 	sessions      map[string]*session
-	undelivered   []note
 	id            Identity
 	token         string
 	port          int
@@ -523,19 +522,9 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.expectStream(s.opts.StreamGrace)
-	s.mu.Lock()
 	sess.mu.Lock()
 	sess.ready = true
 	sess.mu.Unlock()
-	if _, live := s.sessions[id]; live {
-		// Queued while s.mu is held, so that a session ending meanwhile
-		// hands them back instead of losing them.
-		for _, n := range s.undelivered {
-			sess.push(n)
-		}
-		s.undelivered = nil
-	}
-	s.mu.Unlock()
 	client := ss.InitializeParams().ClientInfo
 	name := ""
 	if client != nil {

@@ -295,3 +295,34 @@ func TestAQueuedProposalLeavesTheQueueWhenWithdrawnOrItsCLIGoes(t *testing.T) {
 		t.Fatalf("%d diffs shown, want only A's", n)
 	}
 }
+
+func TestAStaleDecisionForAnEarlierProposalOfTheSameFileExpires(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "again.txt")
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "first\n")
+	mustOpen(t, a, path, "second\n") // the same CLI replaces its own proposal
+	shown := opened(s)
+	if len(shown) != 2 || shown[0].DiffID == shown[1].DiffID {
+		t.Fatalf("diff/open requests %+v", shown)
+	}
+	// An accept for the first view arrives late: it must not accept the
+	// second proposal, whose text the user never saw.
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "first\n", "diffId": shown[0].DiffID})
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("expired")))
+	if st.DiffID != shown[0].DiffID || !strings.Contains(st.Message, "nothing was written") {
+		t.Fatalf("expired %+v", st)
+	}
+	quiet(t, a, "A")
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "second\n", "diffId": shown[1].DiffID})
+	raw := a.WaitFor(t, "ide/diffAccepted", wait, nil)
+	if !strings.Contains(string(raw), "second") {
+		t.Fatalf("got %s", raw)
+	}
+	// A diffId of 0 names nothing and is refused as bad input.
+	s.ed.Notify(t, "diff/rejected", map[string]any{"filePath": path, "diffId": 0})
+	var status struct{ Sessions int }
+	if err := s.ed.Call(wait, "status/get", nil, &status); err != nil {
+		t.Fatalf("the link broke on a bad diffId: %v", err)
+	}
+}
