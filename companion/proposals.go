@@ -207,6 +207,13 @@ func (s *Server) Decide(dc Decision) bool {
 	if ok && dc.DiffID != 0 && d.ID != dc.DiffID {
 		ok = false
 	}
+	if ok && dc.Accepted && dc.DiffID != 0 && !dc.OverDiskChange {
+		// Look at the file now rather than trust the watcher to have seen
+		// a change made a moment ago.
+		s.checkDisk(d.Path, d.ID)
+		d, ok = s.diffs.Get(dc.FilePath)
+		ok = ok && d.ID == dc.DiffID
+	}
 	if ok && dc.Accepted && dc.DiffID != 0 && d.Disk != diffview.Unchanged && !dc.OverDiskChange {
 		msg := fmt.Sprintf("%s changed on disk after this proposal was shown; accepting would overwrite that change. Confirm to accept anyway.", filepath.Base(d.Path))
 		if d.Disk == diffview.Deleted {

@@ -208,3 +208,34 @@ func TestDiffOutsideTheWorkspaceHasANote(t *testing.T) {
 	}
 	nv.WaitNote(t, "outside every workspace folder", waitTimeout)
 }
+
+// The file changes on disk an instant before the user accepts, before the
+// plugin has heard of it: the sidecar refuses the accept, and the plugin
+// shows the proposal again, as the user left it, against the file as it is
+// now; accepting that is the explicit choice.
+func TestDiffAcceptRacingAChangeOnDiskIsShownAgain(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	nv := startNvim(t, sb, Options{})
+	cli := connect(t, sb)
+	openDiff(t, cli, a, "proposed\n")
+	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
+	nv.Lua(t, `
+local path = ...
+local f = assert(io.open(path, "w"))
+f:write("written an instant before\n")
+f:close()
+vim.cmd("GeminiAccept")`, a)
+	v := waitView(t, nv, a, "the proposal shown again", func(v viewState) bool { return v.Disk == "changedOnDisk" })
+	if strings.Join(v.Left, "\n") != "written an instant before" {
+		t.Fatalf("left side %q", v.Left)
+	}
+	if len(cli.All("ide/diffAccepted")) != 0 {
+		t.Fatal("the accept went through over the change on disk")
+	}
+	nv.Cmd(t, "GeminiAccept")
+	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if _, c := diffNote(t, raw); c != "proposed\n" {
+		t.Fatalf("diffAccepted %s", raw)
+	}
+}

@@ -326,3 +326,17 @@ func TestAStaleDecisionForAnEarlierProposalOfTheSameFileExpires(t *testing.T) {
 		t.Fatalf("the link broke on a bad diffId: %v", err)
 	}
 }
+
+func TestAnAcceptJustAfterAChangeOnDiskIsNotTakenAsConfirmed(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "instant.txt")
+	os.WriteFile(path, []byte("v1\n"), 0o600)
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "proposal\n")
+	id := opened(s)[0].DiffID
+	// No waiting for the watcher: the accept follows the write at once.
+	os.WriteFile(path, []byte("v2\n"), 0o600)
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
+	s.ed.WaitFor(t, "diff/state", wait, stateIs("needsConfirmation"))
+	quiet(t, a, "A")
+}

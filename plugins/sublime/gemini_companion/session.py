@@ -528,7 +528,7 @@ class Session(object):
                     keep(path, content)
                 except Exception as exc:
                     self.host.log("could not keep the unwritten text: %r" % (exc,))
-        if state != "needsConfirmation":
+        if state in ("undelivered", "expired"):
             self._sent.pop(path, None)
         if record is not None:
             record.message = message

@@ -92,3 +92,21 @@ class DiffStateTest(PluginTestCase):
         _, inside = self.open_diff(inside_client, self.notes, "z\n")
         self.assertNotIn("Outside the workspace", self.bar(inside))
         sublime.pump()
+
+    def test_an_accept_racing_a_change_on_disk_shows_the_proposal_again(self):
+        client = self.cli()
+        _, diff = self.open_diff(client, self.code, "proposed\n")
+        diff.user_type("edited ", at=0)
+        with open(self.code, "w", encoding="utf-8") as f:
+            f.write("written an instant before\n")
+        diff.run_command("gemini_accept_diff")   # before the plugin hears of it
+
+        def shown_again():
+            return [v for v in self.window.views()
+                    if v != diff and v.text() == "edited proposed\n" and "Changed on disk" in self.bar(v)]
+        self.pump_until(lambda: shown_again())
+        again = shown_again()[0]
+        self.assertEqual(again.reference_document, "written an instant before\n")
+        self.assertEqual(client.seen("ide/diffAccepted"), [])
+        again.run_command("gemini_accept_diff")
+        self.assertEqual(self.wait_cli(client, "ide/diffAccepted")["content"], "edited proposed\n")

@@ -521,6 +521,7 @@ function M.on_state(p)
       if f then
         f:close()
       end
+      sent[p.filePath] = nil
       view = open_view(p.filePath, last.content, disk, { diffId = p.diffId })
       view.disk = disk and "changedOnDisk" or "deletedOnDisk"
     end
@@ -528,10 +529,12 @@ function M.on_state(p)
       view.disk = view.disk or "changedOnDisk"
       view.confirmed = true
     end
-  elseif (p.state == "undelivered" or p.state == "expired") and content then
-    keep_text(p.filePath, content)
+  elseif p.state == "undelivered" or p.state == "expired" then
+    sent[p.filePath] = nil
+    if content then
+      keep_text(p.filePath, content)
+    end
   end
-  sent[p.filePath] = nil
   if view then
     label(view)
   end
