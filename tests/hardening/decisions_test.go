@@ -178,6 +178,8 @@ func TestDecisionAHungCLINeverHandledIsReportedUndelivered(t *testing.T) {
 	path := filepath.Join(s.sb.Workspace, "hung.txt")
 	c, sid, st := cliWithDiff(t, s, path)
 	st.drop()
+	// The sidecar takes a new stream only once it has let go of the old.
+	s.waitStreamClosed(t, st)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
