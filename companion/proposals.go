@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 )
@@ -347,13 +348,49 @@ func (s *Server) watch(d diffview.Diff) {
 	if s.props.watcher == nil {
 		return
 	}
-	remove, err := s.props.watcher.Add(d.Path, func() { s.checkDisk(d.Path, d.ID) })
+	// A write comes as several events (truncate, then data): look once
+	// they have settled, not at the half-written file.
+	var mu sync.Mutex
+	var settle *time.Timer
+	stopped := false
+	remove, err := s.props.watcher.Add(d.Path, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if settle != nil {
+			settle.Reset(diskSettle)
+			return
+		}
+		settle = time.AfterFunc(diskSettle, func() {
+			mu.Lock()
+			settle = nil
+			done := stopped
+			mu.Unlock()
+			if !done {
+				s.checkDisk(d.Path, d.ID)
+			}
+		})
+	})
 	if err != nil {
 		s.log.Warn().Err(err).Str("path", d.Path).Msg("changes on disk to this file will not be noticed")
 		return
 	}
-	s.props.unwatch[d.ID] = remove
+	s.props.unwatch[d.ID] = func() {
+		remove()
+		mu.Lock()
+		stopped = true
+		if settle != nil {
+			settle.Stop()
+		}
+		mu.Unlock()
+	}
 }
+
+// diskSettle is how long a proposed file must stay quiet after a change on
+// disk before it is read.
+const diskSettle = 30 * time.Millisecond
 
 func (s *Server) unwatch(id uint64) {
 	s.props.mu.Lock()

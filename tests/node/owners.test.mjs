@@ -168,8 +168,7 @@ test('the file changes on disk under an open proposal: the editor is told, and a
   const diffId = opensFor(editor, file)[0].diffId;
 
   writeFileSync(file, 'v2, from git checkout\n');
-  const changed = await editor.waitNotification('diff/state', (p) => p.state === 'changedOnDisk');
-  assert.equal(changed.params.diskContent, 'v2, from git checkout\n');
+  await editor.waitNotification('diff/state', (p) => p.state === 'changedOnDisk' && p.diskContent === 'v2, from git checkout\n');
   editor.notify('diff/accepted', { filePath: file, content: 'proposal\n', diffId });
   await editor.waitNotification('diff/state', (p) => p.state === 'needsConfirmation');
   assert.equal((await outcome(a, 'a')).settled, false, 'accepted over a change on disk without asking');

@@ -121,7 +121,9 @@ func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 	if err := os.WriteFile(a, []byte("changed elsewhere\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v := waitView(t, nv, a, "the change on disk", func(v viewState) bool { return v.Disk == "changedOnDisk" })
+	v := waitView(t, nv, a, "the change on disk", func(v viewState) bool {
+		return v.Disk == "changedOnDisk" && strings.Join(v.Left, "\n") == "changed elsewhere"
+	})
 	if strings.Join(v.Left, "\n") != "changed elsewhere" || !strings.Contains(v.RightStatus, "CHANGED ON DISK") || !strings.Contains(v.LeftStatus, "On disk now") {
 		t.Fatalf("the view does not show the change: %+v", v)
 	}

@@ -168,7 +168,10 @@ func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 	id := opened(s)[0].DiffID
 
 	os.WriteFile(path, []byte("v2 from another tool\n"), 0o600)
-	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk")))
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, func(p json.RawMessage) bool {
+		var st companion.DiffState
+		return json.Unmarshal(p, &st) == nil && st.State == "changedOnDisk" && st.DiskContent != nil && *st.DiskContent == "v2 from another tool\n"
+	}))
 	if st.DiskContent == nil || *st.DiskContent != "v2 from another tool\n" || !strings.Contains(st.UnifiedDiff, "-v2 from another tool") {
 		t.Fatalf("changedOnDisk %+v", st)
 	}

@@ -50,8 +50,8 @@ class DiffStateTest(PluginTestCase):
         _, diff = self.open_diff(client, self.code, "proposed\n")
         with open(self.code, "w", encoding="utf-8") as f:
             f.write("changed by another tool\n")
-        self.pump_until(lambda: "Changed on disk" in self.bar(diff))
-        self.assertEqual(diff.reference_document, "changed by another tool\n")
+        self.pump_until(lambda: "Changed on disk" in self.bar(diff)
+                        and diff.reference_document == "changed by another tool\n")
         diff.run_command("gemini_accept_diff")
         self.pump_until(lambda: "Accept again to overwrite" in self.bar(diff))
         self.assertIn(diff, self.window.views())
