@@ -24,14 +24,15 @@ const (
 type note struct {
 	method string
 	params json.RawMessage
-	// fate is shared by the copies of one decision queued on several
-	// sessions; nil for context updates.
+	// fate follows a decision until the CLI has handled it; nil for
+	// context updates.
 	fate *fate
 }
 
-// fate follows one diff decision across the sessions it was queued on, so
-// that it is not lost when every one of them ends before writing it (a CLI
-// that left without a word still counts as connected for its grace period).
+// fate follows one diff decision to the session of the CLI that made the
+// proposal, so that it is not lost when that session ends before the CLI
+// has handled it (a CLI that left without a word still counts as connected
+// for its grace period): lost then tells the user.
 type fate struct {
 	mu        sync.Mutex
 	delivered bool
