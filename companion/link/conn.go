@@ -10,14 +10,25 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxLine is the longest line a Conn accepts unless told otherwise:
 // big enough for the diff of a very large file.
 const DefaultMaxLine = 256 << 20
 
+// DefaultWriteTimeout is how long a write to the peer may make no progress
+// before it fails with ErrStalled, unless told otherwise.
+const DefaultWriteTimeout = 5 * time.Second
+
 // ErrClosed is returned by Call and Notify once the connection has ended.
 var ErrClosed = errors.New("editor link closed")
+
+// ErrStalled is returned by writes while the peer has stopped reading: a
+// line made no progress for the write timeout. Later writes fail at once
+// until the stuck line gets through.
+var ErrStalled = errors.New("the editor is not reading the editor link")
 
 // Handler receives what the peer sends. Both methods are called from the
 // reading goroutine, one message at a time and in arrival order, so a handler
@@ -50,7 +61,13 @@ type Conn struct {
 	maxLine int
 	problem ProblemFunc
 
-	wmu sync.Mutex // serialises whole lines on w
+	wmu          sync.Mutex // serialises whole lines on w
+	writeTimeout time.Duration
+	lines        chan *outLine // to the writer goroutine, while Serve runs
+	serving      atomic.Bool   // the writer goroutine runs
+	stalled      atomic.Bool   // a line is stuck in the writer
+	progress     atomic.Int64  // bytes written to w so far
+	quit         chan struct{} // closed when Serve ends
 
 	mu      sync.Mutex
 	nextID  int64
@@ -64,6 +81,10 @@ type Option func(*Conn)
 
 // WithMaxLine sets the longest accepted line in bytes.
 func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
+
+// WithWriteTimeout sets how long a write may make no progress before it
+// fails with ErrStalled.
+func WithWriteTimeout(d time.Duration) Option { return func(c *Conn) { c.writeTimeout = d } }
 
 // WithProblems sets the function told about unusable lines.
 func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
@@ -79,6 +100,10 @@ func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
 		problem: func(error) {},
 		pending: make(map[int64]chan *wireMessage),
 		done:    make(chan struct{}),
+
+		writeTimeout: DefaultWriteTimeout,
+		lines:        make(chan *outLine),
+		quit:         make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(c)
@@ -92,8 +117,15 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Serve reads until the reader ends (io.EOF gives a nil error), the reader
 // fails, or ctx is done. It then fails every outstanding Call with ErrClosed.
 // Cancelling ctx does not interrupt a blocked Read; close the reader for that.
+//
+// While Serve runs, lines go out through a writer goroutine, so that no
+// write waits past its deadline for a peer that stopped reading. A line the
+// peer never takes keeps that goroutine in its Write until the peer reads
+// or closes its end.
 func (c *Conn) Serve(ctx context.Context) error {
 	defer c.shutdown()
+	c.serving.Store(true)
+	go c.writer()
 	lr := newLineReader(c.r, c.maxLine)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -126,6 +158,7 @@ func (c *Conn) shutdown() {
 	for _, ch := range pending {
 		close(ch)
 	}
+	close(c.quit)
 	close(c.done)
 }
 
@@ -175,7 +208,7 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 			c.writeError(m.ID, Errorf(CodeInternalError, "encode result: %v", merr))
 			return stop
 		}
-		if err := c.writeLine(outResponse{JSONRPC: Version, ID: m.ID, Result: data}); err != nil {
+		if err := c.writeLine(ctx, outResponse{JSONRPC: Version, ID: m.ID, Result: data}); err != nil {
 			c.problem(err)
 		}
 	case kindResponse:
@@ -200,30 +233,101 @@ func (c *Conn) deliver(m *wireMessage) {
 }
 
 func (c *Conn) writeError(id json.RawMessage, e *Error) {
-	if err := c.writeLine(outResponse{JSONRPC: Version, ID: id, Error: e}); err != nil {
+	if err := c.writeLine(context.Background(), outResponse{JSONRPC: Version, ID: id, Error: e}); err != nil {
 		c.problem(err)
 	}
 }
 
-// writeLine writes v as one line. The encoder writes the message and its
-// newline in one Write, so lines never interleave, and it does not escape
-// <, > and & (editors read the JSON, not a browser), which keeps big
-// proposals small.
-func (c *Conn) writeLine(v any) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	enc := json.NewEncoder(c.w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		var me *json.MarshalerError
-		var ue *json.UnsupportedValueError
-		var te *json.UnsupportedTypeError
-		if errors.As(err, &me) || errors.As(err, &ue) || errors.As(err, &te) {
-			return fmt.Errorf("encode message: %w", err)
+// outLine is one encoded line on its way to the writer goroutine.
+type outLine struct {
+	data []byte
+	done chan error // buffered: the writer never waits on it
+}
+
+// writer writes lines handed to it until Serve ends, counting progress so
+// that waiting writers can tell a slow peer from one that stopped reading.
+func (c *Conn) writer() {
+	for {
+		select {
+		case l := <-c.lines:
+			c.wmu.Lock()
+			err := c.writeAll(l.data)
+			c.wmu.Unlock()
+			if err == nil {
+				c.stalled.Store(false)
+			}
+			l.done <- err
+		case <-c.quit:
+			return
 		}
-		return fmt.Errorf("write editor link: %w", err)
+	}
+}
+
+// writeAll writes data in chunks, counting each in c.progress.
+func (c *Conn) writeAll(data []byte) error {
+	const chunk = 64 << 10
+	for len(data) > 0 {
+		n := min(len(data), chunk)
+		w, err := c.w.Write(data[:n])
+		c.progress.Add(int64(w))
+		if err != nil {
+			return fmt.Errorf("write editor link: %w", err)
+		}
+		data = data[n:]
 	}
 	return nil
+}
+
+// writeLine writes v as one line, giving up when ctx ends or the peer makes
+// no progress reading for the write timeout. A line is written whole or
+// not at all, so lines never interleave; a line given up on after it
+// started goes out whole once the peer reads again. The encoder does not
+// escape <, > and & (editors read the JSON, not a browser), which keeps big
+// proposals small.
+func (c *Conn) writeLine(ctx context.Context, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if !c.serving.Load() {
+		// Before Serve: no writer goroutine yet; write directly.
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		return c.writeAll(buf.Bytes())
+	}
+	if c.stalled.Load() {
+		return ErrStalled
+	}
+	l := &outLine{data: buf.Bytes(), done: make(chan error, 1)}
+	last := c.progress.Load()
+	timer := time.NewTimer(c.writeTimeout)
+	defer timer.Stop()
+	send := c.lines
+	for {
+		select {
+		case send <- l:
+			send = nil
+		case err := <-l.done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("write editor link: %w", ctx.Err())
+		case <-c.quit:
+			if send != nil {
+				return ErrClosed
+			}
+			return <-l.done
+		case <-timer.C:
+			if p := c.progress.Load(); p != last {
+				last = p
+				timer.Reset(c.writeTimeout)
+				continue
+			}
+			c.stalled.Store(true)
+			return ErrStalled
+		}
+	}
 }
 
 // Notify sends a notification to the peer.
@@ -234,7 +338,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if closed {
 		return ErrClosed
 	}
-	return c.writeLine(outRequest{JSONRPC: Version, Method: method, Params: params})
+	return c.writeLine(context.Background(), outRequest{JSONRPC: Version, Method: method, Params: params})
 }
 
 // Call sends a request and waits for its response, decoding the result into
@@ -257,7 +361,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if err := c.writeLine(outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.writeLine(ctx, outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}); err != nil {
 		forget()
 		return err
 	}

@@ -1,0 +1,66 @@
+package link
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWritesToAPeerThatStoppedReadingHaveDeadlines plays an editor that
+// stops reading the sidecar's output: a Call gives up when its context
+// ends, a Notify fails with ErrStalled after the write timeout, later
+// writes fail at once, and once the peer reads again every line arrives
+// whole and in order and writing works again.
+func TestWritesToAPeerThatStoppedReadingHaveDeadlines(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := New(inR, outW, &recorder{}, WithWriteTimeout(200*time.Millisecond))
+	go func() { _ = c.Serve(context.Background()) }()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-c.Done() })
+
+	// Nobody reads outR: the first write blocks in the pipe.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctx, "diff/open", map[string]string{"filePath": "/w/a"}, nil) }()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("Call to a peer that reads nothing succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Call to a peer that reads nothing did not return after its context ended")
+	}
+	start := time.Now()
+	if err := c.Notify("log", map[string]string{"message": "one"}); !errors.Is(err, ErrStalled) {
+		t.Fatalf("Notify while the peer reads nothing: %v, want ErrStalled", err)
+	}
+	if err := c.Notify("log", map[string]string{"message": "two"}); !errors.Is(err, ErrStalled) {
+		t.Fatalf("second Notify: %v, want ErrStalled at once", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("stalled writes took %s", d)
+	}
+
+	// The peer reads again: the request that was under way arrives whole,
+	// and new lines follow it.
+	br := bufio.NewReader(outR)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"diff/open"`) || !json.Valid([]byte(line)) {
+		t.Fatalf("first line after the stall: %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Notify("log", map[string]string{"message": "three"}) }()
+	line, err = br.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"three"`) {
+		t.Fatalf("line after recovery: %q, %v", line, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Notify after the peer reads again: %v", err)
+	}
+}
