@@ -7,10 +7,13 @@ package guard
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Rejection describes a refused request, for logging. It never contains the
@@ -31,6 +34,10 @@ type Config struct {
 	Port int
 	// MaxBody is the largest request body accepted, in bytes.
 	MaxBody int64
+	// BodyTimeout bounds how long a request body may take to arrive; zero
+	// means no bound. A client that sends its body too slowly gets its
+	// connection closed.
+	BodyTimeout time.Duration
 	// Path is the only path served (e.g. "/mcp").
 	Path string
 	// OnReject, if set, hears about every refused request.
@@ -81,7 +88,38 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 			// Bodies without a Content-Length (chunked) are cut while read;
 			// the MCP transport answers *http.MaxBytesError with 413.
 			r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBody)
+			if cfg.BodyTimeout > 0 && r.ContentLength != 0 {
+				r.Body = deadlineBody(w, r.Body, cfg.BodyTimeout)
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// deadlineBody sets a read deadline for the body of the request w answers
+// and lifts it once the body has been read, so that it never cuts a long
+// answer (an event stream, a diff waiting for the editor) short.
+func deadlineBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+		return body
+	}
+	return &timedBody{ReadCloser: body, rc: rc}
+}
+
+type timedBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		if errors.Is(err, io.EOF) {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
 }

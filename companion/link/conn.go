@@ -189,9 +189,9 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		}
 		c.writeError(id, perr)
 	case kindNotification:
-		c.h.HandleNotification(ctx, *m.Method, m.Params)
+		c.notify(ctx, *m.Method, m.Params)
 	case kindRequest:
-		result, err := c.h.HandleRequest(ctx, *m.Method, m.Params)
+		result, err := c.request(ctx, *m.Method, m.Params)
 		if err != nil {
 			var rpcErr *Error
 			if !errors.As(err, &rpcErr) {
@@ -215,6 +215,29 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		c.deliver(&m)
 	}
 	return stop
+}
+
+// request runs the handler for one request; a panic in it answers that
+// request with an internal error instead of ending the process.
+func (c *Conn) request(ctx context.Context, method string, params json.RawMessage) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.problem(fmt.Errorf("internal error handling %s: %v", method, v))
+			result, err = nil, Errorf(CodeInternalError, "internal error handling %s: %v", method, v)
+		}
+	}()
+	return c.h.HandleRequest(ctx, method, params)
+}
+
+// notify runs the handler for one notification; a panic in it is reported
+// as a problem and the link goes on.
+func (c *Conn) notify(ctx context.Context, method string, params json.RawMessage) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.problem(fmt.Errorf("internal error handling %s: %v", method, v))
+		}
+	}()
+	c.h.HandleNotification(ctx, method, params)
 }
 
 func (c *Conn) deliver(m *wireMessage) {

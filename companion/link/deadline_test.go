@@ -22,6 +22,12 @@ func TestWritesToAPeerThatStoppedReadingHaveDeadlines(t *testing.T) {
 	c := New(inR, outW, &recorder{}, WithWriteTimeout(200*time.Millisecond))
 	go func() { _ = c.Serve(context.Background()) }()
 	t.Cleanup(func() { inW.Close(); outR.Close(); <-c.Done() })
+	br := bufio.NewReader(outR)
+	// One exchange while the peer reads: the link is up.
+	go inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}` + "\n"))
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("echo: %q, %v", line, err)
+	}
 
 	// Nobody reads outR: the first write blocks in the pipe.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -49,7 +55,6 @@ func TestWritesToAPeerThatStoppedReadingHaveDeadlines(t *testing.T) {
 
 	// The peer reads again: the request that was under way arrives whole,
 	// and new lines follow it.
-	br := bufio.NewReader(outR)
 	line, err := br.ReadString('\n')
 	if err != nil || !strings.Contains(line, `"diff/open"`) || !json.Valid([]byte(line)) {
 		t.Fatalf("first line after the stall: %q, %v", line, err)
