@@ -5,9 +5,10 @@ M.defaults = {
   -- Start the sidecar when Neovim starts (true) or on the first command
   -- that needs it (false).
   auto_start = true,
-  -- Whether the workspace is trusted; false switches the CLI to its
-  -- untrusted mode.
-  trusted = true,
+  -- Workspace trust to report to the CLI: true or false overrides the
+  -- CLI's own folder-trust prompt; vim.NIL (the default) reports none, so
+  -- the CLI asks the user itself. Neovim has no trust model of its own.
+  trusted = vim.NIL,
   sidecar = {
     -- Path of the gemini-ide-companion binary. nil: look in build_dir, then
     -- on PATH, then build it from this checkout with `go build`.
@@ -168,6 +169,17 @@ local function validate(spec)
   end
 end
 
+--- The workspace trust to report to the sidecar: a boolean the user set,
+--- or nil when they set none.
+---@param opts table
+---@return boolean|nil
+function M.trust(opts)
+  if type(opts.trusted) == "boolean" then
+    return opts.trusted
+  end
+  return nil
+end
+
 --- Validates user options and merges them over the defaults.
 --- Raises an error naming the first option of a wrong type; returns the
 --- merged options and a list of warnings about unknown options.
@@ -192,7 +204,13 @@ function M.build(user)
 
   local ok, err = pcall(validate, {
     auto_start = { opts.auto_start, "boolean" },
-    trusted = { opts.trusted, "boolean" },
+    trusted = {
+      opts.trusted,
+      function(v)
+        return v == vim.NIL or type(v) == "boolean"
+      end,
+      "a boolean or vim.NIL",
+    },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },

@@ -388,7 +388,7 @@ local function spawn(path)
     ide = { name = "neovim", displayName = "Neovim" },
     processId = vim.fn.getpid(),
     workspaceFolders = state.folders,
-    isTrusted = opts.trusted,
+    isTrusted = require("gemini_companion.config").trust(opts),
   }, function(err, result)
     if not init_timer:is_closing() then
       init_timer:stop()
