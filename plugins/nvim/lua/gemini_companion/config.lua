@@ -5,10 +5,9 @@ M.defaults = {
   -- Start the sidecar when Neovim starts (true) or on the first command
   -- that needs it (false).
   auto_start = true,
-  -- Workspace trust to report to the CLI: true or false overrides the
-  -- CLI's own folder-trust prompt; vim.NIL (the default) reports none, so
-  -- the CLI asks the user itself. Neovim has no trust model of its own.
-  trusted = vim.NIL,
+  -- trusted (nil by default): workspace trust to report to the CLI. true
+  -- or false overrides the CLI's own folder-trust prompt; nil reports none,
+  -- so the CLI asks the user itself. Neovim has no trust model of its own.
   sidecar = {
     -- Path of the gemini-ide-companion binary. nil: look in build_dir, then
     -- on PATH, then build it from this checkout with `go build`.
@@ -152,7 +151,7 @@ local function unknown_keys(user, defaults, prefix, out)
 end
 
 -- Options whose default is nil but which a user may set.
-M._nilable = { ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true }
+M._nilable = { trusted = true, ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true }
 
 -- vim.validate with a table of specs; Neovim 0.11 prefers one call per
 -- value (the table form is deprecated there).
@@ -204,13 +203,7 @@ function M.build(user)
 
   local ok, err = pcall(validate, {
     auto_start = { opts.auto_start, "boolean" },
-    trusted = {
-      opts.trusted,
-      function(v)
-        return v == vim.NIL or type(v) == "boolean"
-      end,
-      "a boolean or vim.NIL",
-    },
+    trusted = { opts.trusted, "boolean", true },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },
