@@ -65,8 +65,8 @@ type Conn struct {
 	writeTimeout time.Duration
 	lines        chan *outLine // to the writer goroutine, while Serve runs
 	serving      atomic.Bool   // the writer goroutine runs
-	stalled      atomic.Bool   // a line is stuck in the writer
-	progress     atomic.Int64  // bytes written to w so far
+	busy         atomic.Bool   // the writer is writing a line
+	lastProgress atomic.Int64  // when the writer last got bytes out (Unix ns)
 	quit         chan struct{} // closed when Serve ends
 
 	mu      sync.Mutex
@@ -274,11 +274,11 @@ func (c *Conn) writer() {
 		select {
 		case l := <-c.lines:
 			c.wmu.Lock()
+			c.lastProgress.Store(time.Now().UnixNano())
+			c.busy.Store(true)
 			err := c.writeAll(l.data)
+			c.busy.Store(false)
 			c.wmu.Unlock()
-			if err == nil {
-				c.stalled.Store(false)
-			}
 			l.done <- err
 		case <-c.quit:
 			return
@@ -286,13 +286,20 @@ func (c *Conn) writer() {
 	}
 }
 
-// writeAll writes data in chunks, counting each in c.progress.
+// stalled reports whether the writer is stuck: in the middle of a line that
+// has made no progress for the write timeout.
+func (c *Conn) stalled() bool {
+	return c.busy.Load() && time.Since(time.Unix(0, c.lastProgress.Load())) >= c.writeTimeout
+}
+
+// writeAll writes data in chunks, noting the time of each in
+// c.lastProgress.
 func (c *Conn) writeAll(data []byte) error {
 	const chunk = 64 << 10
 	for len(data) > 0 {
 		n := min(len(data), chunk)
-		w, err := c.w.Write(data[:n])
-		c.progress.Add(int64(w))
+		_, err := c.w.Write(data[:n])
+		c.lastProgress.Store(time.Now().UnixNano())
 		if err != nil {
 			return fmt.Errorf("write editor link: %w", err)
 		}
@@ -320,11 +327,10 @@ func (c *Conn) writeLine(ctx context.Context, v any) error {
 		defer c.wmu.Unlock()
 		return c.writeAll(buf.Bytes())
 	}
-	if c.stalled.Load() {
+	if c.stalled() {
 		return ErrStalled
 	}
 	l := &outLine{data: buf.Bytes(), done: make(chan error, 1)}
-	last := c.progress.Load()
 	timer := time.NewTimer(c.writeTimeout)
 	defer timer.Stop()
 	send := c.lines
@@ -342,13 +348,10 @@ func (c *Conn) writeLine(ctx context.Context, v any) error {
 			}
 			return <-l.done
 		case <-timer.C:
-			if p := c.progress.Load(); p != last {
-				last = p
-				timer.Reset(c.writeTimeout)
-				continue
+			if c.stalled() {
+				return ErrStalled
 			}
-			c.stalled.Store(true)
-			return ErrStalled
+			timer.Reset(c.writeTimeout / 4)
 		}
 	}
 }
