@@ -98,7 +98,7 @@ type Engine struct {
 	mu      sync.Mutex
 	files   []*entry // most recently focused first; len ≤ MaxOpenFiles
 	active  bool     // whether files[0] is the focused editor
-	trusted *bool // nil: the editor has not said (no trust model)
+	trusted *bool    // nil: the editor has not said (no trust model)
 	now     func() time.Time
 	// paths counts changes to the set of open paths (not to cursors), so
 	// that watchers can skip the work when only a cursor moved.
