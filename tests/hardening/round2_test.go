@@ -431,6 +431,7 @@ func TestConcurrentInitializesRespectTheSessionCap(t *testing.T) {
 	for _, c := range codes {
 		count[c]++
 	}
+	t.Logf("answers: %v", count)
 	if count[http.StatusOK] > companion.DefaultMaxSessions {
 		t.Fatalf("%d sessions started with a cap of %d (answers: %v)", count[http.StatusOK], companion.DefaultMaxSessions, count)
 	}
