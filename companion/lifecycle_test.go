@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
@@ -153,5 +154,22 @@ func TestInitializeCanBeRetriedAfterAFailedOne(t *testing.T) {
 	inW.Close()
 	if _, err := os.Stat(res.DiscoveryFile); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("discovery file after shutdown: %v", err)
+	}
+}
+
+// TestPanicInARequestAnswersThatRequest has an MCP method handler panic:
+// the request gets an error answer (a tool call an isError result) and
+// the process goes on.
+func TestPanicInARequestAnswersThatRequest(t *testing.T) {
+	s := New(Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()})
+	boom := func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("boom") }
+	h := s.recoverPanics(boom)
+	res, err := h(context.Background(), "tools/call", &mcp.CallToolRequest{})
+	tr, ok := res.(*mcp.CallToolResult)
+	if err != nil || !ok || !tr.IsError || !strings.Contains(tr.Content[0].(*mcp.TextContent).Text, "boom") {
+		t.Fatalf("tools/call that panicked: %#v, %v", res, err)
+	}
+	if _, err := h(context.Background(), "tools/list", &mcp.ListToolsRequest{}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("tools/list that panicked: %v", err)
 	}
 }

@@ -69,3 +69,35 @@ func TestWritesToAPeerThatStoppedReadingHaveDeadlines(t *testing.T) {
 		t.Fatalf("Notify after the peer reads again: %v", err)
 	}
 }
+
+type panicky struct{ recorder }
+
+func (p *panicky) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == "explode" {
+		panic("kaboom")
+	}
+	return p.recorder.HandleRequest(ctx, method, params)
+}
+
+func (p *panicky) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
+	if method == "explode" {
+		panic("kaboom")
+	}
+}
+
+// TestPanicInAHandlerAnswersThatRequest: a handler that panics gets its
+// request answered with an internal error, and the link goes on.
+func TestPanicInAHandlerAnswersThatRequest(t *testing.T) {
+	_, in, out, _ := pipePeer(t, &panicky{})
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"explode"}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","id":7,"method":"explode"}`+"\n")
+	m := readMsg(t, out)
+	e, _ := m["error"].(map[string]any)
+	if m["id"] != 7.0 || e == nil || e["code"] != float64(CodeInternalError) || !strings.Contains(e["message"].(string), "kaboom") {
+		t.Fatalf("answer to a request whose handler panicked: %v", m)
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","id":8,"method":"echo","params":[1]}`+"\n")
+	if m := readMsg(t, out); m["id"] != 8.0 || m["result"] == nil {
+		t.Fatalf("the link after a panic: %v", m)
+	}
+}
