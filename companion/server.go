@@ -46,10 +46,10 @@ const (
 	// it, new connections wait in the kernel's queue instead of costing
 	// descriptors.
 	DefaultMaxConns = 1024
-	// Timeouts of the HTTP server: a request's headers, a POST's body, and
-	// a kept-alive connection with no request.
+	// Timeouts of the HTTP server: a request's headers, a POST's body going
+	// without data, and a kept-alive connection with no request.
 	headerTimeout = 10 * time.Second
-	bodyTimeout   = 15 * time.Second
+	bodyTimeout   = 10 * time.Second
 	idleTimeout   = 30 * time.Second
 	endpoint      = "/mcp"
 )

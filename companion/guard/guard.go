@@ -34,9 +34,9 @@ type Config struct {
 	Port int
 	// MaxBody is the largest request body accepted, in bytes.
 	MaxBody int64
-	// BodyTimeout bounds how long a request body may take to arrive; zero
-	// means no bound. A client that sends its body too slowly gets its
-	// connection closed.
+	// BodyTimeout bounds how long a request body may go without sending
+	// data (and the whole body must arrive within two minutes); zero means
+	// no bound. A client that stalls its body gets its connection closed.
 	BodyTimeout time.Duration
 	// Path is the only path served (e.g. "/mcp").
 	Path string
@@ -96,24 +96,44 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 	})
 }
 
-// deadlineBody sets a read deadline for the body of the request w answers
-// and lifts it once the body has been read, so that it never cuts a long
-// answer (an event stream, a diff waiting for the editor) short.
+// deadlineBody bounds the reading of the body of the request w answers:
+// each read must bring data within d, and the whole body must arrive within
+// maxBodyTime. Once the body has been read the deadline is lifted, so that
+// it never cuts a long answer (an event stream, a diff waiting for the
+// editor) short.
 func deadlineBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+	b := &timedBody{ReadCloser: body, rc: rc, idle: d, end: time.Now().Add(maxBodyTime)}
+	if b.arm() != nil {
 		return body
 	}
-	return &timedBody{ReadCloser: body, rc: rc}
+	return b
 }
+
+// maxBodyTime bounds the arrival of a whole request body, however steadily
+// it trickles in.
+const maxBodyTime = 2 * time.Minute
 
 type timedBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
+	idle time.Duration
+	end  time.Time
 	done bool
 }
 
+func (b *timedBody) arm() error {
+	dl := time.Now().Add(b.idle)
+	if dl.After(b.end) {
+		dl = b.end
+	}
+	return b.rc.SetReadDeadline(dl)
+}
+
 func (b *timedBody) Read(p []byte) (int, error) {
+	if !b.done {
+		_ = b.arm()
+	}
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && !b.done {
 		b.done = true

@@ -242,7 +242,9 @@ func TestEditorThatStopsReadingDoesNotHangOpenDiff(t *testing.T) {
 	}
 	r.gate.resume()
 	var st status
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	// The editor first reads (and answers) the 1.5 MiB request it had
+	// left unread; on a loaded machine that takes a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*wait)
 	defer cancel()
 	if err := r.conn.Call(ctx, "status/get", nil, &st); err != nil || st.Port != res.Port {
 		t.Fatalf("status/get after the editor reads again: %+v, %v", st, err)
@@ -276,10 +278,13 @@ func TestHugeOpenDiffDoesNotKillTheSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("openDiff: %v\n%s", err, s.ed.Stderr())
 	}
-	if res.IsError {
+	// On a loaded machine the test's editor may take longer than the
+	// editor timeout to read the 20 MiB request: that answer is an error
+	// too, but an answer.
+	if res.IsError && !strings.Contains(toolText(res), "did not show the diff within") {
 		t.Fatalf("openDiff failed: %s", toolText(res))
 	}
-	raw := s.ed.WaitFor(t, "request:diff/open", wait, nil)
+	raw := s.ed.WaitFor(t, "request:diff/open", 3*wait, nil)
 	var req companion.DiffRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		t.Fatal(err)
@@ -343,7 +348,7 @@ func TestIdleConnectionFloodIsCapped(t *testing.T) {
 // TestSlowRequestBodyHoldsNoSessionAndIsCut sends an initialize whose body
 // never finishes: it used to hold a session slot (and its connection)
 // forever. It must hold no session, and the sidecar must close the
-// connection once the body is overdue.
+// connection once the body has sent nothing for 10 s.
 func TestSlowRequestBodyHoldsNoSessionAndIsCut(t *testing.T) {
 	t.Parallel()
 	s := start(t)
