@@ -258,9 +258,10 @@ func TestEditorThatStopsReadingDoesNotHangOpenDiff(t *testing.T) {
 
 // TestHugeOpenDiffDoesNotKillTheSidecar proposes a change on 1.2 million
 // distinct lines of a 7.4 MiB file: go-diff panicked on it and took every
-// session down. The diff is shown, coarse and saying so.
+// session down. The diff is shown, coarse and saying so. Not parallel:
+// the test's editor decodes a 20 MiB request with the race detector on,
+// which would starve the other tests of the package.
 func TestHugeOpenDiffDoesNotKillTheSidecar(t *testing.T) {
-	t.Parallel()
 	s := start(t)
 	var ob, nb strings.Builder
 	for i := range 600_000 {
@@ -284,7 +285,7 @@ func TestHugeOpenDiffDoesNotKillTheSidecar(t *testing.T) {
 	if res.IsError && !strings.Contains(toolText(res), "did not show the diff within") {
 		t.Fatalf("openDiff failed: %s", toolText(res))
 	}
-	raw := s.ed.WaitFor(t, "request:diff/open", 3*wait, nil)
+	raw := s.ed.WaitFor(t, "request:diff/open", 6*wait, nil)
 	var req companion.DiffRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		t.Fatal(err)
