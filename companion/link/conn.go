@@ -208,7 +208,7 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 			c.writeError(m.ID, Errorf(CodeInternalError, "encode result: %v", merr))
 			return stop
 		}
-		if err := c.writeLine(ctx, outResponse{JSONRPC: Version, ID: m.ID, Result: data}); err != nil {
+		if err := c.writeLine(ctx, outResponse{JSONRPC: Version, ID: m.ID, Result: data}, true); err != nil {
 			c.problem(err)
 		}
 	case kindResponse:
@@ -256,7 +256,7 @@ func (c *Conn) deliver(m *wireMessage) {
 }
 
 func (c *Conn) writeError(id json.RawMessage, e *Error) {
-	if err := c.writeLine(context.Background(), outResponse{JSONRPC: Version, ID: id, Error: e}); err != nil {
+	if err := c.writeLine(context.Background(), outResponse{JSONRPC: Version, ID: id, Error: e}, true); err != nil {
 		c.problem(err)
 	}
 }
@@ -314,7 +314,11 @@ func (c *Conn) writeAll(data []byte) error {
 // started goes out whole once the peer reads again. The encoder does not
 // escape <, > and & (editors read the JSON, not a browser), which keeps big
 // proposals small.
-func (c *Conn) writeLine(ctx context.Context, v any) error {
+//
+// A request or notification of ours fails at once while the writer is
+// stalled; a reply (reply true) waits its turn all the same, since the peer
+// that just sent the request may be reading again.
+func (c *Conn) writeLine(ctx context.Context, v any, reply bool) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -327,7 +331,7 @@ func (c *Conn) writeLine(ctx context.Context, v any) error {
 		defer c.wmu.Unlock()
 		return c.writeAll(buf.Bytes())
 	}
-	if c.stalled() {
+	if !reply && c.stalled() {
 		return ErrStalled
 	}
 	l := &outLine{data: buf.Bytes(), done: make(chan error, 1)}
@@ -364,7 +368,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if closed {
 		return ErrClosed
 	}
-	return c.writeLine(context.Background(), outRequest{JSONRPC: Version, Method: method, Params: params})
+	return c.writeLine(context.Background(), outRequest{JSONRPC: Version, Method: method, Params: params}, false)
 }
 
 // Call sends a request and waits for its response, decoding the result into
@@ -387,7 +391,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if err := c.writeLine(ctx, outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.writeLine(ctx, outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}, false); err != nil {
 		forget()
 		return err
 	}

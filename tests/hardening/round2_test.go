@@ -360,9 +360,8 @@ func TestSlowRequestBodyHoldsNoSessionAndIsCut(t *testing.T) {
 	defer c.Close()
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", s.host(), s.res.AuthToken)
-	// A request the sidecar answers on the same connection order shows
-	// it has read the slow request's headers... a second connection's
-	// status is what the user sees instead.
+	// Until the sidecar cuts the connection, status/get (over the editor
+	// link) must never count a session for it.
 	closed := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(io.Discard, c)
