@@ -320,6 +320,10 @@ func (s *Server) goFunc(f func()) {
 func (s *Server) publish() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		// Close has removed the file (or is about to); never write one after.
+		return Info{Port: s.port, AuthToken: s.token, IDEPID: s.id.IDEPID, DiscoveryErr: errors.New("companion closed")}
+	}
 	f := discovery.File{
 		Port:          s.port,
 		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
