@@ -77,10 +77,12 @@ loop:
 			}
 		}
 	}
-	s.log.Info().Str("reason", reason).Msg("shutting down")
+	// The discovery file goes first: the log below may be written to an
+	// editor that is already gone.
 	if cerr := s.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
+	s.log.Info().Str("reason", reason).Msg("shut down")
 	if reason != linkEnded {
 		// The reader may be blocked reading; closing the input (a pipe)
 		// releases it. Readers that cannot be closed end with the process.

@@ -5,16 +5,19 @@
 package companion
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+	"golang.org/x/net/netutil"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -37,7 +41,17 @@ const (
 	DefaultKeepAlive     = 30 * time.Second
 	DefaultMaxSessions   = 256
 	DefaultStreamGrace   = 5 * time.Second
-	endpoint             = "/mcp"
+	// DefaultMaxConns caps open HTTP connections: enough for every session's
+	// event stream and requests, far below any file descriptor limit. Past
+	// it, new connections wait in the kernel's queue instead of costing
+	// descriptors.
+	DefaultMaxConns = 1024
+	// Timeouts of the HTTP server: a request's headers, a POST's body going
+	// without data, and a kept-alive connection with no request.
+	headerTimeout = 10 * time.Second
+	bodyTimeout   = 10 * time.Second
+	idleTimeout   = 30 * time.Second
+	endpoint      = "/mcp"
 )
 
 // Options configures a Server.
@@ -56,6 +70,8 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxSessions caps concurrent CLI sessions.
 	MaxSessions int
+	// MaxConns caps open HTTP connections.
+	MaxConns int
 	// StreamGrace is how long a session may be without its event stream
 	// before it counts as gone. Gemini CLI never says goodbye: when it exits
 	// or runs /ide disable it only drops the stream.
@@ -66,6 +82,10 @@ type Options struct {
 	Logger zerolog.Logger
 	// Now is the clock for context timestamps; nil means time.Now.
 	Now func() time.Time
+
+	// listen opens the loopback listener; nil means net.Listen. Tests
+	// replace it to make Start fail.
+	listen func(network, address string) (net.Listener, error)
 }
 
 // Identity says who the server is serving: the editor and its folders.
@@ -90,6 +110,7 @@ type Server struct {
 	mu            sync.Mutex
 	editor        Editor
 	sessions      map[string]*session
+	starting      int // sessions counted against MaxSessions, not yet in sessions
 	id            Identity
 	token         string
 	port          int
@@ -120,6 +141,12 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.listen == nil {
+		opts.listen = net.Listen
 	}
 	if opts.StreamGrace <= 0 {
 		opts.StreamGrace = DefaultStreamGrace
@@ -162,30 +189,78 @@ type Info struct {
 }
 
 // Start listens on 127.0.0.1 on a free port, writes the discovery file and
-// serves until Close. ctx bounds the server's whole life.
-func (s *Server) Start(ctx context.Context, id Identity) (Info, error) {
+// serves until Close. ctx bounds the server's whole life. A Start that fails
+// leaves the server as it was: Start may be called again, and Close is safe.
+func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) {
 	s.mu.Lock()
-	if s.started {
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return Info{}, errors.New("companion already closed")
+	case s.started:
 		s.mu.Unlock()
 		return Info{}, errors.New("companion already started")
 	}
 	s.started = true
 	s.id = id
 	s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.mu.Lock()
+			s.started = false
+			s.mu.Unlock()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return Info{}, fmt.Errorf("start companion: %w", err)
+	}
 
 	tok := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {
 		return Info{}, fmt.Errorf("make auth token: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := s.opts.listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return Info{}, fmt.Errorf("listen on loopback: %w", err)
 	}
-	s.ctx, s.cancel = context.WithCancel(ctx)
+	token, port := hex.EncodeToString(tok), ln.Addr().(*net.TCPAddr).Port
+	sctx, cancel := context.WithCancel(ctx)
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gemini-ide-companion", Version: s.opts.Version}, &mcp.ServerOptions{
+		KeepAlive:                 s.opts.KeepAlive,
+		KeepAliveFailureThreshold: 2,
+	})
+	s.addTools(srv)
+	srv.AddReceivingMiddleware(s.recoverPanics, s.resendContextAfterToolsList)
+	handler := guard.Wrap(guard.Config{
+		Token:       token,
+		Port:        port,
+		MaxBody:     s.opts.MaxBody,
+		BodyTimeout: bodyTimeout,
+		Path:        endpoint,
+		OnReject: func(r guard.Rejection) {
+			s.log.Warn().Int("status", r.Status).Str("reason", r.Reason).Str("method", r.Method).
+				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
+		},
+	}, &mcpHandler{s: s, srv: srv})
+	httpSrv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       idleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return sctx },
+		ErrorLog:          nil,
+	}
 
 	s.mu.Lock()
-	s.token = hex.EncodeToString(tok)
-	s.port = ln.Addr().(*net.TCPAddr).Port
+	if s.closed {
+		// Closed while starting: nothing of this start may outlive it.
+		s.mu.Unlock()
+		cancel()
+		ln.Close()
+		return Info{}, errors.New("companion closed while starting")
+	}
+	s.token, s.port = token, port
+	s.ctx, s.cancel, s.httpSrv = sctx, cancel, httpSrv
 	s.mu.Unlock()
 
 	if w, err := idectx.NewWatcher(s.engine); err != nil {
@@ -193,44 +268,44 @@ func (s *Server) Start(ctx context.Context, id Identity) (Info, error) {
 	} else {
 		s.watcher.Store(w)
 		s.goFunc(func() {
-			w.Run(s.ctx, func(err error) { s.log.Debug().Err(err).Msg("file watch") })
+			w.Run(sctx, func(err error) { s.log.Debug().Err(err).Msg("file watch") })
 		})
 		w.Sync()
 	}
-
-	srv := mcp.NewServer(&mcp.Implementation{Name: "gemini-ide-companion", Version: s.opts.Version}, &mcp.ServerOptions{
-		KeepAlive:                 s.opts.KeepAlive,
-		KeepAliveFailureThreshold: 2,
-	})
-	s.addTools(srv)
-	srv.AddReceivingMiddleware(s.resendContextAfterToolsList)
-	handler := guard.Wrap(guard.Config{
-		Token:   s.token,
-		Port:    s.port,
-		MaxBody: s.opts.MaxBody,
-		Path:    endpoint,
-		OnReject: func(r guard.Rejection) {
-			s.log.Warn().Int("status", r.Status).Str("reason", r.Reason).Str("method", r.Method).
-				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
-		},
-	}, &mcpHandler{s: s, srv: srv})
-	s.httpSrv = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return s.ctx },
-		ErrorLog:          nil,
-	}
+	limited := netutil.LimitListener(ln, s.opts.MaxConns)
 	s.goFunc(func() {
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error().Err(err).Msg("HTTP server stopped")
 		}
 	})
-	s.goFunc(func() { s.publisher.Run(s.ctx, s.broadcastContext) })
+	s.goFunc(func() { s.publisher.Run(sctx, s.broadcastContext) })
 
-	info := s.publish()
+	info = s.publish()
 	s.log.Info().Int("port", info.Port).Int("idePid", id.IDEPID).Str("ide", id.IDE.DisplayName).
 		Strs("workspace", id.Workspace).Str("discoveryFile", info.DiscoveryFile).Msg("companion listening")
 	return info, nil
+}
+
+// recoverPanics turns a panic while handling one MCP request into an error
+// answer for that request: no request may take down the companion and
+// every other session with it.
+func (s *Server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			s.log.Error().Str("method", method).Str("recovered", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+				Msg("internal error while handling a request; answered with an error")
+			if method == "tools/call" {
+				res, err = toolError("internal error in the companion: %v", v), nil
+				return
+			}
+			res, err = nil, fmt.Errorf("internal error in the companion handling %s: %v", method, v)
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 func (s *Server) goFunc(f func()) {
@@ -245,6 +320,10 @@ func (s *Server) goFunc(f func()) {
 func (s *Server) publish() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		// Close has removed the file (or is about to); never write one after.
+		return Info{Port: s.port, AuthToken: s.token, IDEPID: s.id.IDEPID, DiscoveryErr: errors.New("companion closed")}
+	}
 	f := discovery.File{
 		Port:          s.port,
 		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
@@ -334,8 +413,9 @@ func (s *Server) connectedLocked() int {
 	return n
 }
 
-// Close stops serving, ends every CLI session, deletes the discovery file
-// and waits for the server's goroutines. It is safe to call more than once.
+// Close deletes the discovery file first, then stops serving, ends every
+// CLI session and waits for the server's goroutines. It is safe to call
+// more than once, before Start, and after a failed Start.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed || !s.started {
@@ -346,6 +426,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	path := s.discoveryPath
 	s.discoveryPath = ""
+	cancel, httpSrv := s.cancel, s.httpSrv
 	sessions := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
 		sessions = append(sessions, sess)
@@ -358,9 +439,13 @@ func (s *Server) Close() error {
 			errs = append(errs, fmt.Errorf("remove discovery file: %w", err))
 		}
 	}
-	s.cancel()
-	if err := s.httpSrv.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close HTTP server: %w", err))
+	if cancel != nil {
+		cancel()
+	}
+	if httpSrv != nil {
+		if err := httpSrv.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close HTTP server: %w", err))
+		}
 	}
 	for _, sess := range sessions {
 		if sess.ss != nil {
@@ -478,9 +563,29 @@ func (s *Server) lookup(id string) *session {
 
 func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 	s := h.s
+	// The whole body first: a client that sends it slowly holds only its
+	// connection (until the body timeout), never a session slot.
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("request body over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		s.log.Warn().Err(err).Str("remote", r.RemoteAddr).Msg("session refused: request body not received in time")
+		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	// Checking the cap and taking a slot is one step: concurrent
+	// initializes cannot overshoot it.
 	s.mu.Lock()
-	full := len(s.sessions) >= s.opts.MaxSessions
+	full := len(s.sessions)+s.starting >= s.opts.MaxSessions
 	closed := s.closed
+	if !closed && !full {
+		s.starting++
+	}
 	s.mu.Unlock()
 	if closed {
 		http.Error(w, "companion is shutting down", http.StatusServiceUnavailable)
@@ -496,6 +601,9 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 	c := &capture{inner: t}
 	ss, err := h.srv.Connect(s.ctx, c, nil)
 	if err != nil {
+		s.mu.Lock()
+		s.starting--
+		s.mu.Unlock()
 		s.log.Error().Err(err).Msg("start MCP session")
 		http.Error(w, "cannot start session", http.StatusInternalServerError)
 		return
@@ -505,6 +613,7 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 
 	sctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
+	s.starting--
 	s.sessions[id] = sess
 	s.mu.Unlock()
 	s.goFunc(func() { sess.run(sctx) })

@@ -98,7 +98,7 @@ type Engine struct {
 	mu      sync.Mutex
 	files   []*entry // most recently focused first; len ≤ MaxOpenFiles
 	active  bool     // whether files[0] is the focused editor
-	trusted bool
+	trusted *bool    // nil: the editor has not said (no trust model)
 	now     func() time.Time
 	// paths counts changes to the set of open paths (not to cursors), so
 	// that watchers can skip the work when only a cursor moved.
@@ -107,7 +107,9 @@ type Engine struct {
 	onChange func()
 }
 
-// NewEngine returns an empty, trusted engine. now may be nil (time.Now).
+// NewEngine returns an empty engine with no say on workspace trust: until
+// SetTrusted, snapshots carry no isTrusted and the CLI's own folder trust
+// decides. now may be nil (time.Now).
 // onChange may be nil.
 func NewEngine(now func() time.Time, onChange func()) *Engine {
 	if now == nil {
@@ -116,7 +118,7 @@ func NewEngine(now func() time.Time, onChange func()) *Engine {
 	if onChange == nil {
 		onChange = func() {}
 	}
-	return &Engine{trusted: true, now: now, onChange: onChange}
+	return &Engine{now: now, onChange: onChange}
 }
 
 func (e *Engine) changed(did bool) {
@@ -256,11 +258,13 @@ func (e *Engine) Rename(oldPath, newPath string) bool {
 	return did
 }
 
-// SetTrusted records the workspace trust the editor reports.
+// SetTrusted records the workspace trust the editor reports. Only an
+// editor with a real trust model reports one: the CLI lets it override its
+// own folder-trust prompt.
 func (e *Engine) SetTrusted(trusted bool) {
 	e.mu.Lock()
-	did := e.trusted != trusted
-	e.trusted = trusted
+	did := e.trusted == nil || *e.trusted != trusted
+	e.trusted = &trusted
 	e.mu.Unlock()
 	e.changed(did)
 }
@@ -296,8 +300,12 @@ func (e *Engine) Snapshot() IdeContext {
 			}
 		}
 	}
-	trusted := e.trusted
-	return IdeContext{WorkspaceState: &WorkspaceState{OpenFiles: files, IsTrusted: &trusted}}
+	var trusted *bool
+	if e.trusted != nil {
+		t := *e.trusted
+		trusted = &t
+	}
+	return IdeContext{WorkspaceState: &WorkspaceState{OpenFiles: files, IsTrusted: trusted}}
 }
 
 func validCursor(c *Cursor) *Cursor {

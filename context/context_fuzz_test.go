@@ -161,7 +161,7 @@ func FuzzEngine(f *testing.F) {
 		now := time.UnixMilli(1_700_000_000_000)
 		e := NewEngine(func() time.Time { return now }, nil)
 		var m model
-		trusted := true
+		var trusted *bool
 		seen := map[string]int64{} // last timestamp of each open file
 		o := &ops{data: data, long: 3}
 		for step := 0; len(o.data) > 0 && step < 500; step++ {
@@ -207,9 +207,10 @@ func FuzzEngine(f *testing.F) {
 					}
 				}
 			case 4:
-				trusted = o.next()%2 == 0
-				what = fmt.Sprintf("trusted(%v)", trusted)
-				e.SetTrusted(trusted)
+				tr := o.next()%2 == 0
+				trusted = &tr
+				what = fmt.Sprintf("trusted(%v)", tr)
+				e.SetTrusted(tr)
 			case 5:
 				d := time.Duration(int8(o.next())) * time.Millisecond
 				what = fmt.Sprintf("clock %+v", d)
@@ -221,7 +222,7 @@ func FuzzEngine(f *testing.F) {
 	})
 }
 
-func checkSnapshot(t *testing.T, step int, what string, snap IdeContext, m *model, trusted bool, seen map[string]int64, text bool) {
+func checkSnapshot(t *testing.T, step int, what string, snap IdeContext, m *model, trusted *bool, seen map[string]int64, text bool) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -229,7 +230,7 @@ func checkSnapshot(t *testing.T, step int, what string, snap IdeContext, m *mode
 		t.Fatalf("after step %d, %s: %s\nsnapshot %s\nmodel %+v", step, what, fmt.Sprintf(format, args...), data, m.paths)
 	}
 	ws := snap.WorkspaceState
-	if ws == nil || ws.IsTrusted == nil || *ws.IsTrusted != trusted {
+	if ws == nil || (ws.IsTrusted == nil) != (trusted == nil) || (trusted != nil && *ws.IsTrusted != *trusted) {
 		fail("workspace state or trust wrong")
 	}
 	files := ws.OpenFiles

@@ -12,10 +12,25 @@ import (
 // `diff -u`.
 const contextLines = 3
 
+// MaxLineDiff is the most lines (old and new together, past the lines the
+// two texts share at their start and end) that are diffed line by line.
+// go-diff maps each distinct line to one rune and panics past about 1.1
+// million of them; a change that large is shown as one replacement.
+const MaxLineDiff = 1 << 20
+
 // Unified returns a unified diff (the format of `diff -u` and `git diff`)
 // from original to proposed, labelled with path. A nil original means the
 // file is new. The text is empty when nothing changed.
 func Unified(path string, original *string, proposed string) string {
+	text, _ := UnifiedBounded(path, original, proposed)
+	return text
+}
+
+// UnifiedBounded is Unified that also reports whether the changed region
+// was diffed line by line (exact) or, being over MaxLineDiff lines, shown
+// coarsely as the old lines all removed and the new ones all added, under a
+// line saying so. Both are valid diffs that turn original into proposed.
+func UnifiedBounded(path string, original *string, proposed string) (text string, exact bool) {
 	oldText := ""
 	oldLabel := "a" + path
 	if original != nil {
@@ -24,18 +39,23 @@ func Unified(path string, original *string, proposed string) string {
 		oldLabel = "/dev/null"
 	}
 	if original != nil && oldText == proposed {
-		return ""
+		return "", true
 	}
 	oldLines := splitLines(oldText)
 	newLines := splitLines(proposed)
-	ops := lineOps(oldLines, newLines)
+	ops, exact := lineOps(oldLines, newLines)
 
 	var b strings.Builder
+	if !exact {
+		// Text before the "---" header is ignored by patch and git apply,
+		// and tells a reader why the diff is coarse.
+		fmt.Fprintf(&b, "Changed region over %d lines: shown as one replacement, not line by line.\n", MaxLineDiff)
+	}
 	fmt.Fprintf(&b, "--- %s\n+++ b%s\n", oldLabel, path)
 	for _, h := range hunks(ops) {
 		writeHunk(&b, h, ops, oldLines, newLines)
 	}
-	return b.String()
+	return b.String(), exact
 }
 
 // op is one line-level edit: a run of n lines kept, deleted or inserted.
@@ -48,8 +68,9 @@ type op struct {
 // share at the start and the end are counted directly (a proposal usually
 // changes a small middle part of a large file); go-diff's line mode diffs
 // the rest: lines are mapped to single runes, diffed, and the runs counted
-// back in lines.
-func lineOps(a, b []string) []op {
+// back in lines. A rest of over MaxLineDiff lines is not diffed: it is
+// reported as deleted and inserted whole, and exact is false.
+func lineOps(a, b []string) (ops []op, exact bool) {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -58,7 +79,7 @@ func lineOps(a, b []string) []op {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	var ops []op
+	exact = true
 	add := func(kind diffmatchpatch.Operation, n int) {
 		if n == 0 {
 			return
@@ -77,6 +98,10 @@ func lineOps(a, b []string) []op {
 		add(diffmatchpatch.DiffInsert, len(b)-pre-suf)
 	case midB == "":
 		add(diffmatchpatch.DiffDelete, len(a)-pre-suf)
+	case len(a)+len(b)-2*(pre+suf) > MaxLineDiff:
+		exact = false
+		add(diffmatchpatch.DiffDelete, len(a)-pre-suf)
+		add(diffmatchpatch.DiffInsert, len(b)-pre-suf)
 	default:
 		dmp := diffmatchpatch.New()
 		ra, rb, _ := dmp.DiffLinesToRunes(midA, midB)
@@ -85,7 +110,7 @@ func lineOps(a, b []string) []op {
 		}
 	}
 	add(diffmatchpatch.DiffEqual, suf)
-	return ops
+	return ops, exact
 }
 
 // splitLines splits text into lines that keep their newline, the way

@@ -14,7 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // IDEInfo names the editor. The CLI trusts a discovery file that carries it
@@ -114,17 +115,14 @@ func checkDir(d string, tighten bool) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, d)
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return fmt.Errorf("%w: %s belongs to uid %d, not %d", ErrUnsafeDir, d, sys.Uid, os.Getuid())
+	if !osproc.Mine(d, st) {
+		return fmt.Errorf("%w: %s belongs to %s, not to the current user", ErrUnsafeDir, d, osproc.Owner(d, st))
 	}
-	perm := st.Mode().Perm()
-	if perm&0o002 != 0 && st.Mode()&fs.ModeSticky == 0 {
-		if !tighten {
-			return fmt.Errorf("%w: %s is writable by everyone", ErrUnsafeDir, d)
-		}
+	if osproc.OthersCanWrite(st) && !tighten {
+		return fmt.Errorf("%w: %s is writable by everyone", ErrUnsafeDir, d)
 	}
-	if tighten && perm&0o077 != 0 {
-		if err := os.Chmod(d, 0o700); err != nil {
+	if tighten {
+		if err := osproc.MakePrivate(d, true); err != nil {
 			return fmt.Errorf("restrict %s to its owner: %w", d, err)
 		}
 	}
@@ -153,6 +151,10 @@ func Write(dir string, idePID int, f File) (string, error) {
 		tmp.Close()
 		return "", fmt.Errorf("restrict discovery file: %w", err)
 	}
+	if err := osproc.MakePrivate(tmpName, false); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("restrict discovery file: %w", err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("write discovery file: %w", err)
@@ -171,24 +173,27 @@ func Write(dir string, idePID int, f File) (string, error) {
 	return path, nil
 }
 
-// Read reads and parses a discovery file, refusing links, non-regular files,
-// files of other users and files over 1 MiB.
+// Read reads and parses a discovery file, refusing links, non-regular files
+// (a FIFO or device is never waited on), files of other users and files
+// over 1 MiB.
 func Read(path string) (File, error) {
 	var f File
-	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// Lstat first: whatever is not a regular file of ours is never opened.
+	if err := checkFile(path, nil); err != nil {
+		return f, err
+	}
+	fh, err := osproc.OpenNoFollow(path)
 	if err != nil {
 		return f, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer fh.Close()
+	// And again on what was opened, in case the name was swapped between.
 	st, err := fh.Stat()
 	if err != nil {
 		return f, fmt.Errorf("stat %s: %w", path, err)
 	}
-	if !st.Mode().IsRegular() {
-		return f, fmt.Errorf("%s is not a regular file", path)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return f, fmt.Errorf("%s belongs to another user", path)
+	if err := checkFile(path, st); err != nil {
+		return f, err
 	}
 	data, err := io.ReadAll(io.LimitReader(fh, maxFileSize+1))
 	if err != nil {
@@ -201,6 +206,27 @@ func Read(path string) (File, error) {
 		return f, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// checkFile returns why path (described by st, or by its Lstat when st is
+// nil) is not a discovery file the companion may read, or nil.
+func checkFile(path string, st fs.FileInfo) error {
+	if st == nil {
+		var err error
+		if st, err = os.Lstat(path); err != nil {
+			return fmt.Errorf("inspect %s: %w", path, err)
+		}
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%v)", path, st.Mode().Type())
+	}
+	if !osproc.Mine(path, st) {
+		return fmt.Errorf("%s belongs to another user", path)
+	}
+	if st.Size() > maxFileSize {
+		return fmt.Errorf("%s is larger than %d bytes", path, maxFileSize)
+	}
+	return nil
 }
 
 // Entry is a discovery file found on disk.
@@ -223,7 +249,9 @@ func List(dir string) ([]Entry, error) {
 	var out []Entry
 	for _, de := range des {
 		pid, _, ok := ParseName(de.Name())
-		if !ok {
+		if !ok || !de.Type().IsRegular() {
+			// Only regular files are ever opened: a FIFO named like a
+			// discovery file would otherwise block the open forever.
 			continue
 		}
 		p := filepath.Join(dir, de.Name())

@@ -1,15 +1,15 @@
 package discovery
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // IDEPID returns the PID that Gemini CLI will compute as "the IDE" when it
@@ -40,28 +40,7 @@ func IDEPID(editorPID int) (int, error) {
 
 // Alive reports whether pid names a running process (of any user). A zombie
 // counts as gone.
-func Alive(pid int) bool {
-	if pid <= 0 || pid > math.MaxInt32 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	p, perr := process.NewProcess(int32(pid))
-	if perr != nil {
-		return false
-	}
-	st, serr := p.Status()
-	if serr == nil {
-		for _, s := range st {
-			if s == process.Zombie {
-				return false
-			}
-		}
-	}
-	return true
-}
+func Alive(pid int) bool { return osproc.Alive(pid) }
 
 // shells are the process names at which the CLI's walk stops.
 var shells = map[string]bool{"zsh": true, "bash": true, "sh": true, "tcsh": true, "csh": true, "ksh": true, "fish": true, "dash": true}

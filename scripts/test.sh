@@ -51,6 +51,19 @@ gofmt_clean() {
 
 staticcheck() { go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; }
 
+cross_vet() {
+	# Every OS the CLI runs on: build the commands and vet everything
+	# (vet type-checks the tests too) for linux, darwin and windows.
+	local goos goarch
+	for goos in linux darwin windows; do
+		for goarch in amd64 arm64; do
+			echo "$goos/$goarch"
+			GOOS=$goos GOARCH=$goarch go build -o /dev/null ./cmd/... || return 1
+			GOOS=$goos GOARCH=$goarch go vet ./... || return 1
+		done
+	done
+}
+
 build_binary() {
 	mkdir -p bin && go build -race -o bin/gemini-ide-companion-test-race ./cmd/gemini-ide-companion
 }
@@ -87,6 +100,7 @@ if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
 	step "staticcheck" staticcheck
+	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
 	step "go test -race" go_tests
 fi
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests

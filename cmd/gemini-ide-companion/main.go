@@ -15,7 +15,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"syscall"
+	"sync/atomic"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
@@ -23,6 +23,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/review"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // version is the release; builds may set it with -ldflags "-X main.version=…".
@@ -55,7 +56,37 @@ type config struct {
 
 func main() {
 	tuneGC()
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// An editor that dies takes the read ends of our stdout and stderr with
+	// it; the next write must fail, not kill the process before it has
+	// removed its discovery file.
+	osproc.SurviveBrokenPipe()
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, &quietWriter{w: os.Stderr}))
+}
+
+// quietWriter passes writes on until the first one fails, then drops them
+// all and reports success: logs to a closed stderr are lost, harmlessly,
+// instead of failing (and re-reporting) every later log line.
+type quietWriter struct {
+	w      io.Writer
+	broken atomic.Bool
+}
+
+func (q *quietWriter) Write(p []byte) (int, error) {
+	if q.broken.Load() {
+		return len(p), nil
+	}
+	if _, err := q.w.Write(p); err != nil {
+		q.broken.Store(true)
+	}
+	return len(p), nil
+}
+
+// Fd lets terminal detection see the real stderr.
+func (q *quietWriter) Fd() uintptr {
+	if f, ok := q.w.(*os.File); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
 }
 
 // tuneGC trades a little memory for CPU: the MCP SDK allocates a few hundred
@@ -131,7 +162,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), osproc.StopSignals()...)
 	defer stop()
 	opts := companion.Options{Version: version, Logger: logger}
 	if cmd == "stdio" {
@@ -171,7 +202,7 @@ func newLogger(cfg config, stdio bool, stderr io.Writer) (zerolog.Logger, func()
 		w = f
 		closeFn = func() { f.Close() }
 	} else if !stdio {
-		if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		if f, ok := stderr.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
 			w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05"}
 		}
 	}
@@ -292,9 +323,5 @@ func pollable(r io.Reader) io.Reader {
 		// A terminal is shared with the shell; leave its mode alone.
 		return r
 	}
-	fd := int(f.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return r
-	}
-	return os.NewFile(uintptr(fd), f.Name())
+	return osproc.Pollable(f)
 }

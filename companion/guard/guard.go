@@ -7,10 +7,13 @@ package guard
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Rejection describes a refused request, for logging. It never contains the
@@ -31,6 +34,10 @@ type Config struct {
 	Port int
 	// MaxBody is the largest request body accepted, in bytes.
 	MaxBody int64
+	// BodyTimeout bounds how long a request body may go without sending
+	// data (and the whole body must arrive within two minutes); zero means
+	// no bound. A client that stalls its body gets its connection closed.
+	BodyTimeout time.Duration
 	// Path is the only path served (e.g. "/mcp").
 	Path string
 	// OnReject, if set, hears about every refused request.
@@ -81,7 +88,58 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 			// Bodies without a Content-Length (chunked) are cut while read;
 			// the MCP transport answers *http.MaxBytesError with 413.
 			r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBody)
+			if cfg.BodyTimeout > 0 && r.ContentLength != 0 {
+				r.Body = deadlineBody(w, r.Body, cfg.BodyTimeout)
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// deadlineBody bounds the reading of the body of the request w answers:
+// each read must bring data within d, and the whole body must arrive within
+// maxBodyTime. Once the body has been read the deadline is lifted, so that
+// it never cuts a long answer (an event stream, a diff waiting for the
+// editor) short.
+func deadlineBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+	rc := http.NewResponseController(w)
+	b := &timedBody{ReadCloser: body, rc: rc, idle: d, end: time.Now().Add(maxBodyTime)}
+	if b.arm() != nil {
+		return body
+	}
+	return b
+}
+
+// maxBodyTime bounds the arrival of a whole request body, however steadily
+// it trickles in.
+const maxBodyTime = 2 * time.Minute
+
+type timedBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	idle time.Duration
+	end  time.Time
+	done bool
+}
+
+func (b *timedBody) arm() error {
+	dl := time.Now().Add(b.idle)
+	if dl.After(b.end) {
+		dl = b.end
+	}
+	return b.rc.SetReadDeadline(dl)
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	if !b.done {
+		_ = b.arm()
+	}
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		if errors.Is(err, io.EOF) {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
 }

@@ -10,14 +10,25 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxLine is the longest line a Conn accepts unless told otherwise:
 // big enough for the diff of a very large file.
 const DefaultMaxLine = 256 << 20
 
+// DefaultWriteTimeout is how long a write to the peer may make no progress
+// before it fails with ErrStalled, unless told otherwise.
+const DefaultWriteTimeout = 5 * time.Second
+
 // ErrClosed is returned by Call and Notify once the connection has ended.
 var ErrClosed = errors.New("editor link closed")
+
+// ErrStalled is returned by writes while the peer has stopped reading: a
+// line made no progress for the write timeout. Later writes fail at once
+// until the stuck line gets through.
+var ErrStalled = errors.New("the editor is not reading the editor link")
 
 // Handler receives what the peer sends. Both methods are called from the
 // reading goroutine, one message at a time and in arrival order, so a handler
@@ -50,7 +61,13 @@ type Conn struct {
 	maxLine int
 	problem ProblemFunc
 
-	wmu sync.Mutex // serialises whole lines on w
+	wmu          sync.Mutex // serialises whole lines on w
+	writeTimeout time.Duration
+	lines        chan *outLine // to the writer goroutine, while Serve runs
+	serving      atomic.Bool   // the writer goroutine runs
+	busy         atomic.Bool   // the writer is writing a line
+	lastProgress atomic.Int64  // when the writer last got bytes out (Unix ns)
+	quit         chan struct{} // closed when Serve ends
 
 	mu      sync.Mutex
 	nextID  int64
@@ -64,6 +81,10 @@ type Option func(*Conn)
 
 // WithMaxLine sets the longest accepted line in bytes.
 func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
+
+// WithWriteTimeout sets how long a write may make no progress before it
+// fails with ErrStalled.
+func WithWriteTimeout(d time.Duration) Option { return func(c *Conn) { c.writeTimeout = d } }
 
 // WithProblems sets the function told about unusable lines.
 func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
@@ -79,6 +100,10 @@ func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
 		problem: func(error) {},
 		pending: make(map[int64]chan *wireMessage),
 		done:    make(chan struct{}),
+
+		writeTimeout: DefaultWriteTimeout,
+		lines:        make(chan *outLine),
+		quit:         make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(c)
@@ -92,8 +117,15 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Serve reads until the reader ends (io.EOF gives a nil error), the reader
 // fails, or ctx is done. It then fails every outstanding Call with ErrClosed.
 // Cancelling ctx does not interrupt a blocked Read; close the reader for that.
+//
+// While Serve runs, lines go out through a writer goroutine, so that no
+// write waits past its deadline for a peer that stopped reading. A line the
+// peer never takes keeps that goroutine in its Write until the peer reads
+// or closes its end.
 func (c *Conn) Serve(ctx context.Context) error {
 	defer c.shutdown()
+	c.serving.Store(true)
+	go c.writer()
 	lr := newLineReader(c.r, c.maxLine)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -126,6 +158,7 @@ func (c *Conn) shutdown() {
 	for _, ch := range pending {
 		close(ch)
 	}
+	close(c.quit)
 	close(c.done)
 }
 
@@ -156,9 +189,9 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		}
 		c.writeError(id, perr)
 	case kindNotification:
-		c.h.HandleNotification(ctx, *m.Method, m.Params)
+		c.notify(ctx, *m.Method, m.Params)
 	case kindRequest:
-		result, err := c.h.HandleRequest(ctx, *m.Method, m.Params)
+		result, err := c.request(ctx, *m.Method, m.Params)
 		if err != nil {
 			var rpcErr *Error
 			if !errors.As(err, &rpcErr) {
@@ -175,13 +208,36 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 			c.writeError(m.ID, Errorf(CodeInternalError, "encode result: %v", merr))
 			return stop
 		}
-		if err := c.writeLine(outResponse{JSONRPC: Version, ID: m.ID, Result: data}); err != nil {
+		if err := c.writeLine(ctx, outResponse{JSONRPC: Version, ID: m.ID, Result: data}, true); err != nil {
 			c.problem(err)
 		}
 	case kindResponse:
 		c.deliver(&m)
 	}
 	return stop
+}
+
+// request runs the handler for one request; a panic in it answers that
+// request with an internal error instead of ending the process.
+func (c *Conn) request(ctx context.Context, method string, params json.RawMessage) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.problem(fmt.Errorf("internal error handling %s: %v", method, v))
+			result, err = nil, Errorf(CodeInternalError, "internal error handling %s: %v", method, v)
+		}
+	}()
+	return c.h.HandleRequest(ctx, method, params)
+}
+
+// notify runs the handler for one notification; a panic in it is reported
+// as a problem and the link goes on.
+func (c *Conn) notify(ctx context.Context, method string, params json.RawMessage) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.problem(fmt.Errorf("internal error handling %s: %v", method, v))
+		}
+	}()
+	c.h.HandleNotification(ctx, method, params)
 }
 
 func (c *Conn) deliver(m *wireMessage) {
@@ -200,30 +256,108 @@ func (c *Conn) deliver(m *wireMessage) {
 }
 
 func (c *Conn) writeError(id json.RawMessage, e *Error) {
-	if err := c.writeLine(outResponse{JSONRPC: Version, ID: id, Error: e}); err != nil {
+	if err := c.writeLine(context.Background(), outResponse{JSONRPC: Version, ID: id, Error: e}, true); err != nil {
 		c.problem(err)
 	}
 }
 
-// writeLine writes v as one line. The encoder writes the message and its
-// newline in one Write, so lines never interleave, and it does not escape
-// <, > and & (editors read the JSON, not a browser), which keeps big
-// proposals small.
-func (c *Conn) writeLine(v any) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	enc := json.NewEncoder(c.w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		var me *json.MarshalerError
-		var ue *json.UnsupportedValueError
-		var te *json.UnsupportedTypeError
-		if errors.As(err, &me) || errors.As(err, &ue) || errors.As(err, &te) {
-			return fmt.Errorf("encode message: %w", err)
+// outLine is one encoded line on its way to the writer goroutine.
+type outLine struct {
+	data []byte
+	done chan error // buffered: the writer never waits on it
+}
+
+// writer writes lines handed to it until Serve ends, counting progress so
+// that waiting writers can tell a slow peer from one that stopped reading.
+func (c *Conn) writer() {
+	for {
+		select {
+		case l := <-c.lines:
+			c.wmu.Lock()
+			c.lastProgress.Store(time.Now().UnixNano())
+			c.busy.Store(true)
+			err := c.writeAll(l.data)
+			c.busy.Store(false)
+			c.wmu.Unlock()
+			l.done <- err
+		case <-c.quit:
+			return
 		}
-		return fmt.Errorf("write editor link: %w", err)
+	}
+}
+
+// stalled reports whether the writer is stuck: in the middle of a line that
+// has made no progress for the write timeout.
+func (c *Conn) stalled() bool {
+	return c.busy.Load() && time.Since(time.Unix(0, c.lastProgress.Load())) >= c.writeTimeout
+}
+
+// writeAll writes data in chunks, noting the time of each in
+// c.lastProgress.
+func (c *Conn) writeAll(data []byte) error {
+	const chunk = 64 << 10
+	for len(data) > 0 {
+		n := min(len(data), chunk)
+		_, err := c.w.Write(data[:n])
+		c.lastProgress.Store(time.Now().UnixNano())
+		if err != nil {
+			return fmt.Errorf("write editor link: %w", err)
+		}
+		data = data[n:]
 	}
 	return nil
+}
+
+// writeLine writes v as one line, giving up when ctx ends or the peer makes
+// no progress reading for the write timeout. A line is written whole or
+// not at all, so lines never interleave; a line given up on after it
+// started goes out whole once the peer reads again. The encoder does not
+// escape <, > and & (editors read the JSON, not a browser), which keeps big
+// proposals small.
+//
+// A request or notification of ours fails at once while the writer is
+// stalled; a reply (reply true) waits its turn all the same, since the peer
+// that just sent the request may be reading again.
+func (c *Conn) writeLine(ctx context.Context, v any, reply bool) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if !c.serving.Load() {
+		// Before Serve: no writer goroutine yet; write directly.
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		return c.writeAll(buf.Bytes())
+	}
+	if !reply && c.stalled() {
+		return ErrStalled
+	}
+	l := &outLine{data: buf.Bytes(), done: make(chan error, 1)}
+	timer := time.NewTimer(c.writeTimeout)
+	defer timer.Stop()
+	send := c.lines
+	for {
+		select {
+		case send <- l:
+			send = nil
+		case err := <-l.done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("write editor link: %w", ctx.Err())
+		case <-c.quit:
+			if send != nil {
+				return ErrClosed
+			}
+			return <-l.done
+		case <-timer.C:
+			if c.stalled() {
+				return ErrStalled
+			}
+			timer.Reset(c.writeTimeout / 4)
+		}
+	}
 }
 
 // Notify sends a notification to the peer.
@@ -234,7 +368,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if closed {
 		return ErrClosed
 	}
-	return c.writeLine(outRequest{JSONRPC: Version, Method: method, Params: params})
+	return c.writeLine(context.Background(), outRequest{JSONRPC: Version, Method: method, Params: params}, false)
 }
 
 // Call sends a request and waits for its response, decoding the result into
@@ -257,7 +391,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if err := c.writeLine(outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.writeLine(ctx, outRequest{JSONRPC: Version, ID: &id, Method: method, Params: params}, false); err != nil {
 		forget()
 		return err
 	}

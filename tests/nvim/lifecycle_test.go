@@ -19,7 +19,7 @@ func processAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
+	err := kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
@@ -66,7 +66,7 @@ func TestSidecarRestartsAfterCrash(t *testing.T) {
 	nv.WaitRunning(t)
 	oldPath, _ := sb.WaitDiscovery(t, waitTimeout)
 	pid := nv.SidecarPID(t)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitNote(t, "restarting", waitTimeout)
@@ -245,12 +245,12 @@ func TestRestartGivesUp(t *testing.T) {
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"sidecar": map[string]any{"max_restarts": 1}}})
 	nv.WaitRunning(t)
 	first := nv.SidecarPID(t)
-	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+	if err := kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitLua(t, "a restarted sidecar", `local s = require("gemini_companion.sidecar"); return s.running() and s.state.pid ~= ...`, waitTimeout, first)
 	second := nv.SidecarPID(t)
-	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+	if err := kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitNote(t, "not restarting it again", waitTimeout)

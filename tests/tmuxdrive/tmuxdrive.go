@@ -299,7 +299,7 @@ func reap(t testing.TB, procs []proc) {
 		}
 		for _, p := range left {
 			if signalled[p] != sig {
-				_ = syscall.Kill(p.pid, sig)
+				_ = kill(p.pid, sig)
 				signalled[p] = sig
 			}
 		}

@@ -162,7 +162,9 @@ class Session(object):
         self.ide_name = options.get("ide_name", "sublimetext")
         self.ide_display_name = options.get("ide_display_name", "Sublime Text")
         self.restart_on_exit = options.get("restart", True)
-        self.is_trusted = options.get("is_trusted", True)
+        # Sublime Text has no workspace-trust model: report none unless the
+        # embedder passes one, so the CLI's own folder-trust prompt decides.
+        self.is_trusted = options.get("is_trusted")
 
     # ------------------------------------------------------------ lifecycle
 
@@ -280,11 +282,12 @@ class Session(object):
             "ide": {"name": self.ide_name, "displayName": self.ide_display_name},
             "processId": self.process_id,
             "workspaceFolders": list(self._folders),
-            "isTrusted": bool(self.is_trusted),
             # This plugin shows diff/state (queued, orphaned, changed on
             # disk, expired, undelivered).
             "capabilities": {"diffStates": True},
         }
+        if self.is_trusted is not None:
+            params["isTrusted"] = bool(self.is_trusted)
         link.request_async(
             "initialize", params,
             lambda result, error: self.host.call_soon(

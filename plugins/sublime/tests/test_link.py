@@ -57,7 +57,6 @@ class SidecarLinkTest(unittest.TestCase):
             "ide": {"name": "sublimetext", "displayName": "Sublime Text"},
             "processId": os.getpid(),
             "workspaceFolders": [self.workspace] if folders is None else folders,
-            "isTrusted": True,
         })
 
     def cli(self, result):

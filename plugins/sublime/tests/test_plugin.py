@@ -316,6 +316,15 @@ class ContextTest(PluginTestCase):
         self.window.focus_view(code_view)
         self.wait_active(client, self.code, mark)
 
+    def test_no_workspace_trust_is_claimed_for_the_cli(self):
+        # Sublime Text has no trust model: the CLI must get no isTrusted, so
+        # that its own folder-trust prompt decides (an IDE's value overrides it).
+        client = self.cli()
+        self.open(self.code)
+        params = self.wait_cli(client, "ide/contextUpdate",
+                               lambda p: (self.active(p) or {}).get("path") == self.code)
+        self.assertNotIn("isTrusted", params["workspaceState"])
+
     def test_closing_a_file_takes_it_out_of_the_context(self):
         client = self.cli()
         self.open(self.code)

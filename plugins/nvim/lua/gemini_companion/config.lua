@@ -5,9 +5,9 @@ M.defaults = {
   -- Start the sidecar when Neovim starts (true) or on the first command
   -- that needs it (false).
   auto_start = true,
-  -- Whether the workspace is trusted; false switches the CLI to its
-  -- untrusted mode.
-  trusted = true,
+  -- trusted (nil by default): workspace trust to report to the CLI. true
+  -- or false overrides the CLI's own folder-trust prompt; nil reports none,
+  -- so the CLI asks the user itself. Neovim has no trust model of its own.
   sidecar = {
     -- Path of the gemini-ide-companion binary. nil: look in build_dir, then
     -- on PATH, then build it from this checkout with `go build`.
@@ -151,7 +151,7 @@ local function unknown_keys(user, defaults, prefix, out)
 end
 
 -- Options whose default is nil but which a user may set.
-M._nilable = { ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true }
+M._nilable = { trusted = true, ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true }
 
 -- vim.validate with a table of specs; Neovim 0.11 prefers one call per
 -- value (the table form is deprecated there).
@@ -166,6 +166,17 @@ local function validate(spec)
   else
     vim.validate(spec)
   end
+end
+
+--- The workspace trust to report to the sidecar: a boolean the user set,
+--- or nil when they set none.
+---@param opts table
+---@return boolean|nil
+function M.trust(opts)
+  if type(opts.trusted) == "boolean" then
+    return opts.trusted
+  end
+  return nil
 end
 
 --- Validates user options and merges them over the defaults.
@@ -192,7 +203,7 @@ function M.build(user)
 
   local ok, err = pcall(validate, {
     auto_start = { opts.auto_start, "boolean" },
-    trusted = { opts.trusted, "boolean" },
+    trusted = { opts.trusted, "boolean", true },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },

@@ -16,7 +16,7 @@ end
 ---@param opts? table
 function M.setup(opts)
   local options, warnings = config.build(opts)
-  local was_trusted = config.options.trusted
+  local was_trusted = config.trust(config.options)
   config.options = options
   for _, w in ipairs(warnings) do
     util.notify(w .. " (ignored)", "warn")
@@ -34,8 +34,9 @@ function M.setup(opts)
       end,
     })
   end
-  if options.trusted ~= was_trusted then
-    require("gemini_companion.sidecar").notify("workspace/trustChanged", { isTrusted = options.trusted })
+  local trusted = config.trust(options)
+  if trusted ~= nil and trusted ~= was_trusted then
+    require("gemini_companion.sidecar").notify("workspace/trustChanged", { isTrusted = trusted })
   end
   if options.auto_start then
     M.start()

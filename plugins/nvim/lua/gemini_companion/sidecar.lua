@@ -388,7 +388,7 @@ local function spawn(path)
     ide = { name = "neovim", displayName = "Neovim" },
     processId = vim.fn.getpid(),
     workspaceFolders = state.folders,
-    isTrusted = opts.trusted,
+    isTrusted = require("gemini_companion.config").trust(opts),
     -- diff.lua shows diff/state (queued, orphaned, changed on disk, ...).
     capabilities = { diffStates = true },
   }, function(err, result)

@@ -1,0 +1,26 @@
+// Package osproc holds what the companion needs from the operating system
+// and does differently on each: who owns a file, keeping a file to its
+// owner, opening a file that may be a trap (a link, a FIFO), telling whether
+// a process lives, and which signals stop the process. Each OS has its own
+// file; the rest of the code calls only the functions below.
+//
+//   - Mine(path, fi) reports whether the current user owns a file.
+//   - OthersCanWrite(fi) reports whether other users may replace entries
+//     in a directory.
+//   - MakePrivate(path, dir) leaves a file or directory to its owner alone.
+//   - OpenNoFollow(path) opens a file for reading without following a link
+//     at path and without blocking on a FIFO or device.
+//   - Alive(pid) reports whether a process is running.
+//   - StopSignals() lists the signals that ask the process to stop.
+//   - SurviveBrokenPipe() keeps a write to a closed stdout or stderr from
+//     killing the process.
+//   - Pollable(f) returns f switched to non-blocking mode where the runtime
+//     can then poll it, so closing it releases a blocked read.
+package osproc
+
+import "math"
+
+// validPID reports whether pid can name a process at all.
+func validPID(pid int) bool {
+	return pid > 0 && pid <= math.MaxInt32
+}
