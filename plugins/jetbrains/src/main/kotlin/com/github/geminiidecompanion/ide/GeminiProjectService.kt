@@ -342,7 +342,7 @@ class GeminiProjectService(private val project: Project) : Disposable {
         ApplicationManager.getApplication().invokeLater {
             if (project.isDisposed) return@invokeLater
             NotificationGroupManager.getInstance().getNotificationGroup("Gemini CLI Companion")
-                .createNotification(message, type).notify(project)
+                ?.createNotification(message, type)?.notify(project)
         }
     }
 
