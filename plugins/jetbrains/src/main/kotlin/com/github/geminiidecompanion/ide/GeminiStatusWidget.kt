@@ -15,7 +15,13 @@ class GeminiStatusWidgetFactory : StatusBarWidgetFactory {
 
     override fun getDisplayName(): String = "Gemini CLI Companion"
 
+    override fun isAvailable(project: Project): Boolean = true
+
     override fun createWidget(project: Project): StatusBarWidget = GeminiStatusWidget(project)
+
+    override fun disposeWidget(widget: StatusBarWidget) = widget.dispose()
+
+    override fun canBeEnabledOn(statusBar: StatusBar): Boolean = true
 }
 
 /** "Gemini: off / ready / 1 CLI": whether the companion runs and how many CLIs are connected. Click: settings. */
