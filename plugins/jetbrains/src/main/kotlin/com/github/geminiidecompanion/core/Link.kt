@@ -150,7 +150,7 @@ class Link(
             method != null && hasId -> answer(msg["id"], method, msg["params"])
             method != null -> try {
                 handler.onNotification(method, msg["params"])
-            } catch (e: RuntimeException) {
+            } catch (e: Exception) {
                 handler.onProtocolError("handling $method failed: $e")
             }
             hasId -> {
@@ -169,9 +169,11 @@ class Link(
     }
 
     private fun answer(id: Any?, method: String, params: Any?) {
+        // A handler may throw (LinkError for bad params): answer with the
+        // error instead of letting it end the reader thread.
         val future = try {
             handler.onRequest(method, params)
-        } catch (e: RuntimeException) {
+        } catch (e: Exception) {
             CompletableFuture.failedFuture(e)
         }
         future.whenComplete { result, error ->

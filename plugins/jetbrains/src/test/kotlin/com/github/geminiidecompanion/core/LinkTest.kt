@@ -24,8 +24,11 @@ private class Peer {
 private class Recorder : LinkHandler {
     val events = LinkedBlockingQueue<String>()
     override fun onRequest(method: String, params: Any?): CompletableFuture<Any?> =
-        if (method == "echo") CompletableFuture.completedFuture(params) else
-            CompletableFuture.failedFuture(LinkError(LinkError.METHOD_NOT_FOUND, "unknown method $method"))
+        when (method) {
+            "echo" -> CompletableFuture.completedFuture(params)
+            "throws" -> throw LinkError(LinkError.INVALID_PARAMS, "bad params")
+            else -> CompletableFuture.failedFuture(LinkError(LinkError.METHOD_NOT_FOUND, "unknown method $method"))
+        }
     override fun onNotification(method: String, params: Any?) { events.add("note $method ${Json.stringify(params)}") }
     override fun onClosed(cause: Throwable?) { events.add("closed") }
     override fun onProtocolError(message: String) { events.add("protocol $message") }
@@ -60,6 +63,13 @@ fun linkTests() {
         assertEquals("s1", echo.str("id")); assertEquals(mapOf("v" to "é"), echo.field("result"))
         peer.send("""{"jsonrpc":"2.0","id":7,"method":"nope"}""")
         assertEquals(-32601L, peer.receive().field("error").long("code"))
+        // A handler that throws (as ProposalBook does on bad diff/open params) is answered, and the link stays up.
+        peer.send("""{"jsonrpc":"2.0","id":8,"method":"throws","params":{}}""")
+        val thrown = peer.receive()
+        assertEquals(-32602L, thrown.field("error").long("code"))
+        assertEquals("bad params", thrown.field("error").str("message"))
+        peer.send("""{"jsonrpc":"2.0","id":9,"method":"echo","params":1}""")
+        assertEquals(1L, peer.receive().field("result"))
         peer.send("""{"jsonrpc":"2.0","method":"status","params":{"connectedClients":1}}""")
         assertEquals("""note status {"connectedClients":1}""", rec.next())
         peer.toLink.close()
