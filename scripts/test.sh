@@ -6,10 +6,11 @@
 # benchmark round. Ends with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, fuzz, bench)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
-# neovim vim tmux). Node packages are installed here with npm ci.
+# neovim vim tmux) and a JDK 17+ for the Kotlin compiler (JetBrains plugin).
+# Node packages, and the Kotlin compiler, are installed here with npm ci.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,6 +78,12 @@ node_tests() {
 	(cd tests/node && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" npm test)
 }
 
+jetbrains_tests() {
+	# Compiles the plugin's core, tests and IDE layer (against compile-only
+	# platform stubs) with kotlinc from npm, then runs the core's tests.
+	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" plugins/jetbrains/scripts/check.sh
+}
+
 sublime_tests() {
 	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" python3 plugins/sublime/tests/run.py
 }
@@ -92,7 +99,7 @@ fuzz_briefly() {
 	done <"$list"
 }
 
-if want go || want node || want sublime || want bench; then
+if want go || want node || want sublime || want jetbrains || want bench; then
 	step "npm ci (tests/node)" npm_deps tests/node
 	step "build sidecar" build_binary
 fi
@@ -105,6 +112,7 @@ if want go; then
 fi
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
+want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 

@@ -1,0 +1,8 @@
+rootProject.name = "gemini-companion-jetbrains"
+
+pluginManagement {
+    repositories {
+        gradlePluginPortal()
+        mavenCentral()
+    }
+}

@@ -1,0 +1,359 @@
+package com.github.geminiidecompanion.ide
+
+import com.github.geminiidecompanion.core.CompanionSession
+import com.github.geminiidecompanion.core.CompanionUi
+import com.github.geminiidecompanion.core.ContextRules
+import com.github.geminiidecompanion.core.Cursor
+import com.github.geminiidecompanion.core.Proposal
+import com.github.geminiidecompanion.core.SessionConfig
+import com.github.geminiidecompanion.core.SidecarLocator
+import com.intellij.diff.DiffContentFactory
+import com.intellij.diff.chains.SimpleDiffRequestChain
+import com.intellij.diff.editor.ChainDiffVirtualFile
+import com.intellij.diff.requests.SimpleDiffRequest
+import com.intellij.diff.util.DiffUserDataKeys
+import com.intellij.ide.impl.isTrusted
+import com.intellij.notification.NotificationGroupManager
+import com.intellij.notification.NotificationType
+import com.intellij.openapi.Disposable
+import com.intellij.openapi.actionSystem.ActionManager
+import com.intellij.openapi.actionSystem.AnAction
+import com.intellij.openapi.application.ApplicationInfo
+import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.components.Service
+import com.intellij.openapi.diagnostic.Logger
+import com.intellij.openapi.editor.Document
+import com.intellij.openapi.editor.Editor
+import com.intellij.openapi.editor.EditorFactory
+import com.intellij.openapi.editor.event.CaretEvent
+import com.intellij.openapi.editor.event.CaretListener
+import com.intellij.openapi.editor.event.SelectionEvent
+import com.intellij.openapi.editor.event.SelectionListener
+import com.intellij.openapi.fileEditor.FileDocumentManager
+import com.intellij.openapi.fileEditor.FileEditorManager
+import com.intellij.openapi.fileEditor.FileEditorManagerEvent
+import com.intellij.openapi.fileEditor.FileEditorManagerListener
+import com.intellij.openapi.fileTypes.FileTypeManager
+import com.intellij.openapi.project.Project
+import com.intellij.openapi.roots.ProjectRootManager
+import com.intellij.openapi.vfs.VirtualFile
+import com.intellij.openapi.vfs.VirtualFileManager
+import com.intellij.openapi.vfs.newvfs.BulkFileListener
+import com.intellij.openapi.vfs.newvfs.events.VFileEvent
+import com.intellij.openapi.vfs.newvfs.events.VFileMoveEvent
+import com.intellij.openapi.vfs.newvfs.events.VFilePropertyChangeEvent
+import com.intellij.openapi.wm.WindowManager
+import java.io.File
+import java.io.IOException
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ConcurrentHashMap
+
+/**
+ * One sidecar per project window: started with the project, stopped when the
+ * project closes (this service is disposed then). Glue only: the protocol and
+ * the proposal state machine live in the core.
+ */
+@Service(Service.Level.PROJECT)
+class GeminiProjectService(private val project: Project) : Disposable {
+    private val log = Logger.getInstance(GeminiProjectService::class.java)
+
+    @Volatile
+    private var session: CompanionSession? = null
+
+    /** One open diff tab per proposal. */
+    private class DiffTab(val proposal: Proposal, val file: ChainDiffVirtualFile, val right: Document)
+
+    private val tabs = ConcurrentHashMap<Long, DiffTab>()
+
+    @Volatile
+    private var lastTrust: Boolean? = null
+
+    /** Connected CLIs, for the status-bar widget; -1 when the companion is not running. */
+    @Volatile
+    var connectedClients: Int = -1
+        private set
+
+    /** Environment for terminals opened in this project; empty while the companion is not running. */
+    val terminalEnv: Map<String, String> get() = session?.env ?: emptyMap()
+
+    /** True while the companion runs. */
+    val isRunning: Boolean get() = session?.isRunning == true
+
+    init {
+        listenToEditors()
+    }
+
+    /** Starts the companion (off the UI thread) unless it already runs; [then] runs after a successful start. */
+    fun start(then: (() -> Unit)? = null) {
+        ApplicationManager.getApplication().executeOnPooledThread {
+            synchronized(this) {
+                if (session?.isRunning != true) startNow()
+            }
+            if (session?.isRunning == true) then?.let { ApplicationManager.getApplication().invokeLater(it) }
+        }
+    }
+
+    private fun startNow() {
+        if (project.isDisposed) return
+        val binary = try {
+            SidecarLocator.find(GeminiSettings.get().state.sidecarPath)
+        } catch (e: IOException) {
+            notify(e.message ?: "gemini-ide-companion not found", NotificationType.ERROR)
+            return
+        }
+        val trusted = project.isTrusted()
+        lastTrust = trusted
+        val s = CompanionSession(SessionConfig(
+            binary = binary,
+            workspaceFolders = workspaceFolders(),
+            isTrusted = trusted,
+            ideName = "jetbrains",
+            ideDisplayName = ApplicationInfo.getInstance().fullApplicationName,
+        ), Ui())
+        try {
+            s.start()
+            session = s
+            ApplicationManager.getApplication().invokeLater { reportSelectedEditor() }
+        } catch (e: IOException) {
+            notify("Gemini CLI Companion did not start: ${e.message}", NotificationType.ERROR)
+        }
+        updateWidget()
+    }
+
+    /** Stops the companion: `shutdown`, then end of stdin, then kill. */
+    fun stop() {
+        val s = session ?: return
+        session = null
+        s.stop()
+        closeAllTabs()
+        connectedClients = -1
+        updateWidget()
+    }
+
+    override fun dispose() { stop() }
+
+    private fun workspaceFolders(): List<String> {
+        val roots = ProjectRootManager.getInstance(project).contentRoots
+            .filter { ContextRules.countsAsFile(it.fileSystem.protocol, it.path, false) }
+            .map { File(it.path).absolutePath }
+        if (roots.isNotEmpty()) return roots.distinct()
+        return listOfNotNull(project.basePath?.let { File(it).absolutePath })
+    }
+
+    // ------------------------------------------------------------- context
+
+    /** The local path of [file] when it counts as context, else null. */
+    private fun contextPath(file: VirtualFile?): String? {
+        if (file == null) return null
+        if (!ContextRules.countsAsFile(file.fileSystem.protocol, file.path, file.isDirectory)) return null
+        return File(file.path).absolutePath
+    }
+
+    private fun cursorOf(editor: Editor): Cursor {
+        val doc = editor.document
+        val offset = editor.caretModel.offset
+        val line = doc.getLineNumber(offset)
+        return Cursor.fromZeroBased(line, offset - doc.getLineStartOffset(line))
+    }
+
+    private fun editorPath(editor: Editor): String? {
+        if (editor.project != project) return null
+        return contextPath(FileDocumentManager.getInstance().getFile(editor.document))
+    }
+
+    private fun checkTrust() {
+        val now = project.isTrusted()
+        if (now != lastTrust) {
+            lastTrust = now
+            session?.trustChanged(now)
+        }
+    }
+
+    private fun reportSelectedEditor() {
+        val editor = FileEditorManager.getInstance(project).selectedTextEditor ?: return
+        val path = editorPath(editor) ?: return
+        session?.context?.fileFocused(path, cursorOf(editor), editor.selectionModel.selectedText)
+    }
+
+    private fun listenToEditors() {
+        val bus = project.messageBus.connect(this)
+        bus.subscribe(FileEditorManagerListener.FILE_EDITOR_MANAGER, object : FileEditorManagerListener {
+            override fun selectionChanged(event: FileEditorManagerEvent) {
+                checkTrust()
+                if (contextPath(event.newFile) != null) reportSelectedEditor()
+            }
+
+            override fun fileClosed(source: FileEditorManager, file: VirtualFile) {
+                tabs.values.firstOrNull { it.file == file }?.let { tab ->
+                    // Closing the diff tab is a rejection (as in VS Code).
+                    tabs.remove(tab.proposal.id)
+                    session?.proposals?.reject(tab.proposal)
+                    return
+                }
+                val path = contextPath(file) ?: return
+                if (!source.isFileOpen(file)) session?.context?.fileClosed(path)
+            }
+        })
+        bus.subscribe(VirtualFileManager.VFS_CHANGES, object : BulkFileListener {
+            override fun after(events: List<VFileEvent>) {
+                for (e in events) {
+                    when {
+                        e is VFileMoveEvent -> renamed(e.oldPath, e.newPath)
+                        e is VFilePropertyChangeEvent && e.propertyName == VirtualFile.PROP_NAME -> renamed(e.oldPath, e.newPath)
+                    }
+                }
+            }
+        })
+        val multicaster = EditorFactory.getInstance().eventMulticaster
+        multicaster.addCaretListener(object : CaretListener {
+            override fun caretPositionChanged(event: CaretEvent) = editorMoved(event.editor)
+        }, this)
+        multicaster.addSelectionListener(object : SelectionListener {
+            override fun selectionChanged(e: SelectionEvent) = editorMoved(e.editor)
+        }, this)
+    }
+
+    private fun renamed(oldPath: String, newPath: String) {
+        val s = session ?: return
+        val old = File(oldPath).absolutePath
+        if (old in s.context.openFiles()) s.context.fileRenamed(old, File(newPath).absolutePath)
+    }
+
+    private fun editorMoved(editor: Editor) {
+        val path = editorPath(editor) ?: return
+        session?.context?.selectionChanged(path, cursorOf(editor), editor.selectionModel.selectedText)
+    }
+
+    /** Sends the selection (or the file) of [editor] as context and focuses it. */
+    fun sendContext(editor: Editor?): Boolean {
+        if (editor == null) return false
+        val path = editorPath(editor) ?: return false
+        val s = session ?: return false
+        s.context.fileFocused(path, cursorOf(editor), editor.selectionModel.selectedText)
+        return true
+    }
+
+    // ------------------------------------------------------------- diffs
+
+    /** The open proposal shown in [editor] (its right side), else the one whose tab is selected, else the newest. */
+    fun proposalFor(editor: Editor?): Proposal? {
+        val byDoc = editor?.let { ed -> tabs.values.firstOrNull { it.right == ed.document } }
+        if (byDoc != null) return byDoc.proposal
+        val selected = FileEditorManager.getInstance(project).selectedFiles.toSet()
+        tabs.values.firstOrNull { it.file in selected }?.let { return it.proposal }
+        return tabs.values.maxByOrNull { it.proposal.id }?.proposal
+    }
+
+    /** Accepts [p] with its right side as the user left it. */
+    fun accept(p: Proposal) {
+        val tab = tabs.remove(p.id) ?: return
+        session?.proposals?.accept(p, tab.right.text)
+        FileEditorManager.getInstance(project).closeFile(tab.file)
+    }
+
+    /** Rejects [p] and closes its tab. */
+    fun reject(p: Proposal) {
+        val tab = tabs.remove(p.id) ?: return
+        session?.proposals?.reject(p)
+        FileEditorManager.getInstance(project).closeFile(tab.file)
+    }
+
+    private fun showDiffNow(p: Proposal, replaced: Proposal?) {
+        replaced?.let { r -> tabs.remove(r.id)?.let { FileEditorManager.getInstance(project).closeFile(it.file) } }
+        val name = File(p.filePath).name
+        val type = FileTypeManager.getInstance().getFileTypeByFileName(name)
+        val contents = DiffContentFactory.getInstance()
+        val right = EditorFactory.getInstance().createDocument(p.proposed)
+        val left = p.original?.let { original ->
+            val doc = EditorFactory.getInstance().createDocument(original)
+            doc.setReadOnly(true)
+            contents.create(project, doc, type)
+        } ?: contents.createEmpty()
+        val request = SimpleDiffRequest(
+            "Gemini CLI: ${p.title}",
+            left,
+            contents.create(project, right, type),
+            if (p.original == null) "$name (new file)" else "$name (current)",
+            "$name (proposed, editable)",
+        )
+        val actions = ActionManager.getInstance()
+        request.putUserData(DiffUserDataKeys.CONTEXT_ACTIONS, listOfNotNull<AnAction>(
+            actions.getAction("GeminiCompanion.AcceptProposal"), actions.getAction("GeminiCompanion.RejectProposal")))
+        val file = ChainDiffVirtualFile(SimpleDiffRequestChain(request), "Gemini: $name")
+        tabs[p.id] = DiffTab(p, file, right)
+        FileEditorManager.getInstance(project).openFile(file, true)
+    }
+
+    private fun closeAllTabs() {
+        val all = tabs.values.toList()
+        tabs.clear()
+        ApplicationManager.getApplication().invokeLater {
+            if (!project.isDisposed) all.forEach { FileEditorManager.getInstance(project).closeFile(it.file) }
+        }
+    }
+
+    private inner class Ui : CompanionUi {
+        override fun showDiff(p: Proposal, replaced: Proposal?): CompletableFuture<Unit> {
+            val shown = CompletableFuture<Unit>()
+            ApplicationManager.getApplication().invokeLater {
+                try {
+                    showDiffNow(p, replaced)
+                    shown.complete(Unit)
+                } catch (e: RuntimeException) {
+                    shown.completeExceptionally(e)
+                }
+            }
+            return shown
+        }
+
+        override fun closeDiff(p: Proposal): String {
+            var text = p.proposed
+            ApplicationManager.getApplication().invokeAndWait {
+                tabs.remove(p.id)?.let { tab ->
+                    text = tab.right.text
+                    FileEditorManager.getInstance(project).closeFile(tab.file)
+                }
+            }
+            return text
+        }
+
+        override fun connectedClients(count: Int) {
+            connectedClients = count
+            updateWidget()
+        }
+
+        override fun log(level: String, message: String) {
+            when (level) {
+                "error" -> notify(message, NotificationType.ERROR)
+                "warn" -> { log.warn(message); notify(message, NotificationType.WARNING) }
+                else -> { log.info(message); notify(message, NotificationType.INFORMATION) }
+            }
+        }
+
+        override fun stopped(error: String?) {
+            connectedClients = -1
+            closeAllTabs()
+            updateWidget()
+            if (error != null) notify("Gemini CLI Companion stopped: $error", NotificationType.ERROR)
+        }
+    }
+
+    private fun notify(message: String, type: NotificationType) {
+        ApplicationManager.getApplication().invokeLater {
+            if (project.isDisposed) return@invokeLater
+            NotificationGroupManager.getInstance().getNotificationGroup("Gemini CLI Companion")
+                ?.createNotification(message, type)?.notify(project)
+        }
+    }
+
+    private fun updateWidget() {
+        ApplicationManager.getApplication().invokeLater {
+            if (!project.isDisposed) WindowManager.getInstance().getStatusBar(project)?.updateWidget(GeminiStatusWidget.ID)
+        }
+    }
+
+    companion object {
+        /** The service of [project]. */
+        fun get(project: Project): GeminiProjectService = project.getService(GeminiProjectService::class.java)
+    }
+}

@@ -1,0 +1,2 @@
+package com.intellij.diff.chains;
+public interface DiffRequestChain extends com.intellij.openapi.util.UserDataHolder {}

@@ -1,0 +1,2 @@
+package com.intellij.diff.contents;
+public interface DocumentContent extends DiffContent {}

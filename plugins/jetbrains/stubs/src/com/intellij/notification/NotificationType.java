@@ -1,0 +1,2 @@
+package com.intellij.notification;
+public enum NotificationType { IDE_UPDATE, INFORMATION, WARNING, ERROR }

@@ -1,0 +1,2 @@
+package com.intellij.openapi;
+public interface Disposable { void dispose(); }

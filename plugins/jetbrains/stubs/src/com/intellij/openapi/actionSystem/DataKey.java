@@ -1,0 +1,2 @@
+package com.intellij.openapi.actionSystem;
+public class DataKey<T> {}

@@ -1,0 +1,6 @@
+package com.intellij.openapi.application;
+public interface Application extends com.intellij.openapi.components.ComponentManager {
+  void invokeLater(@org.jetbrains.annotations.NotNull Runnable runnable);
+  void invokeAndWait(@org.jetbrains.annotations.NotNull Runnable runnable);
+  @org.jetbrains.annotations.NotNull java.util.concurrent.Future<?> executeOnPooledThread(@org.jetbrains.annotations.NotNull Runnable action);
+}

@@ -1,0 +1,4 @@
+package com.intellij.openapi.application;
+public class ApplicationManager {
+  public static Application getApplication() { throw new UnsupportedOperationException("compile-only stub"); }
+}

@@ -1,0 +1,2 @@
+package com.intellij.openapi.editor;
+public interface CaretModel { int getOffset(); }

@@ -1,0 +1,7 @@
+package com.intellij.openapi.editor;
+public interface Document {
+  @org.jetbrains.annotations.NotNull String getText();
+  int getLineNumber(int offset);
+  int getLineStartOffset(int line);
+  void setReadOnly(boolean isReadOnly);
+}

@@ -1,0 +1,2 @@
+package com.intellij.openapi.fileEditor;
+public interface FileEditor {}

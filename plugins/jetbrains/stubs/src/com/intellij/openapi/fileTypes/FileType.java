@@ -1,0 +1,2 @@
+package com.intellij.openapi.fileTypes;
+public interface FileType {}

@@ -1,0 +1,4 @@
+package com.intellij.openapi.options;
+public interface Configurable extends UnnamedConfigurable {
+  String getDisplayName();
+}

@@ -1,0 +1,4 @@
+package com.intellij.openapi.options;
+public class ConfigurationException extends Exception {
+  public ConfigurationException(String message) { super(message); }
+}

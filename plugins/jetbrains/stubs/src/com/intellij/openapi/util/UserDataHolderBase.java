@@ -1,0 +1,4 @@
+package com.intellij.openapi.util;
+public class UserDataHolderBase implements UserDataHolder {
+  @Override public <T> void putUserData(Key<T> key, T value) {}
+}

@@ -1,0 +1,4 @@
+package com.intellij.openapi.vfs;
+public abstract class VirtualFileSystem {
+  public abstract @org.jetbrains.annotations.NotNull String getProtocol();
+}

@@ -1,0 +1,6 @@
+package com.intellij.openapi.vfs.newvfs.events;
+public final class VFileMoveEvent extends VFileEvent {
+  public @org.jetbrains.annotations.NotNull String getPath() { return ""; }
+  public @org.jetbrains.annotations.NotNull String getOldPath() { return ""; }
+  public @org.jetbrains.annotations.NotNull String getNewPath() { return ""; }
+}

@@ -1,0 +1,6 @@
+package com.intellij.terminal.ui
+
+interface TerminalWidget {
+    fun requestFocus()
+    fun sendCommandToExecute(shellCommand: String)
+}

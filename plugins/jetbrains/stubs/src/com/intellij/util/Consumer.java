@@ -1,0 +1,2 @@
+package com.intellij.util;
+public interface Consumer<T> { void consume(T t); }

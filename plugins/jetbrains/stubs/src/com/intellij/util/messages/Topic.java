@@ -1,0 +1,2 @@
+package com.intellij.util.messages;
+public class Topic<L> {}
