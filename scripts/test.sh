@@ -79,6 +79,21 @@ fuzz_briefly() {
 	done <"$list"
 }
 
+install_line() {
+	# The README's install line, run as documented from this clone into a
+	# clean GOPATH (sharing the module cache) and a clean GOBIN; the
+	# installed binary must run.
+	grep -q '^go install ./cmd/gemini-ide-companion ' README.md || { echo "README lost its install line"; return 1; }
+	local gopath gobin cache
+	cache="$(go env GOMODCACHE)"
+	gopath="$(mktemp -d)" gobin="$(mktemp -d)"
+	trap 'chmod -R u+w "$gopath"; rm -rf "$gopath" "$gobin"' RETURN
+	GOPATH="$gopath" GOMODCACHE="$cache" GOBIN= go install ./cmd/gemini-ide-companion &&
+		"$gopath/bin/gemini-ide-companion" help >/dev/null &&
+		GOBIN="$gobin" go install ./cmd/gemini-ide-companion &&
+		"$gobin/gemini-ide-companion" --version
+}
+
 if want go || want node || want sublime || want bench; then
 	step "npm ci (tests/node)" npm_deps tests/node
 	step "build sidecar" build_binary
@@ -86,6 +101,7 @@ fi
 if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
+	step "install line (README)" install_line
 	step "staticcheck" staticcheck
 	step "go test -race" go_tests
 fi

@@ -251,8 +251,8 @@ class MissingBinaryTest(PluginTestCase):
         sublime.pump()
         self.assertEqual(len(sublime.state.error_messages), 1)
         message = sublime.state.error_messages[0]
-        self.assertIn("go install github.com/gemini-ide-companion/gemini-ide-companion/"
-                      "cmd/gemini-ide-companion@latest", message)
+        self.assertIn("go install ./cmd/gemini-ide-companion "
+                      "(in a clone of the gemini-ide-companion repository)", message)
         self.assertIn("nowhere", message)
         self.assertEqual(self.session().state, "failed")
         view = self.window.new_file()
