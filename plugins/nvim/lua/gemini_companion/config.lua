@@ -43,6 +43,10 @@ M.defaults = {
     -- Buffer-local keys in the proposal buffer, e.g. "<leader>ga"; false: none.
     keymaps = { accept = false, reject = false },
   },
+  -- Reload buffers whose file changed on disk (the CLI writes accepted
+  -- edits itself); a buffer with unsaved changes is left alone, with a
+  -- warning.
+  reload = true,
   context = {
     -- Cursor and selection events closer together than this are sent once.
     coalesce_ms = 20,
@@ -193,6 +197,7 @@ function M.build(user)
   local ok, err = pcall(validate, {
     auto_start = { opts.auto_start, "boolean" },
     trusted = { opts.trusted, "boolean" },
+    reload = { opts.reload, "boolean" },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },

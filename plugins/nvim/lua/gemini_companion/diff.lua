@@ -28,7 +28,7 @@ local function forget(view)
       break
     end
   end
-  pcall(vim.cmd, "redrawstatus")
+  pcall(vim.cmd, "redrawstatus!")
 end
 
 --- Paths with an open diff view, oldest first.
@@ -329,7 +329,7 @@ local function open_view(path, new_content, original)
       string.format("Gemini proposes a change to %s (tab %d): :GeminiAccept or :GeminiReject", rel, api.nvim_tabpage_get_number(tab))
     )
   end
-  pcall(vim.cmd, "redrawstatus")
+  pcall(vim.cmd, "redrawstatus!")
   return view
 end
 

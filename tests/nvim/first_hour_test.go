@@ -1,0 +1,122 @@
+package nvim
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+)
+
+// When the sidecar cannot start, :GeminiCli says why and still opens the
+// CLI (without IDE integration), instead of failing with E475.
+func TestGeminiCliSaysWhyTheSidecarFailed(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	nv := startNvim(t, sb, Options{NoBinary: true, Setup: map[string]any{
+		"auto_start": false,
+		"sidecar":    map[string]any{"cmd": "/nonexistent/gemini-ide-companion", "build": false},
+		"terminal":   map[string]any{"cmd": []string{"sh", "-c", "echo cli-started; exec cat"}},
+	}})
+	nv.Cmd(t, "GeminiCli")
+	msg := nv.WaitNote(t, "the sidecar could not start", waitTimeout)
+	if !strings.Contains(msg, "/nonexistent/gemini-ide-companion") {
+		t.Errorf("the message does not say which sidecar failed: %q", msg)
+	}
+	waitTermText(t, nv, "cli-started")
+	for _, n := range nv.Notes(t) {
+		if strings.Contains(n, "E475") {
+			t.Errorf("E475 reached the user: %q", n)
+		}
+	}
+}
+
+// Every window's statusline follows the plugin's state, not only the
+// current window's (real Neovim in tmux, so what is drawn is checked).
+func TestStatuslinesOfAllWindowsFollowTheState(t *testing.T) {
+	tmuxdrive.Require(t)
+	sb := testkit.NewSandbox(t)
+	writeFile(t, sb, "a.txt", "a\n")
+	writeFile(t, sb, "b.txt", "b\n")
+	nv := startNvim(t, sb, Options{UI: true, Args: []string{"-O", "a.txt", "b.txt"}})
+	nv.WaitRunning(t)
+	nv.Cmd(t, "set laststatus=2 statusline=%f\\ [%{v:lua.require'gemini_companion'.statusline()}]")
+	nv.Cmd(t, "redraw!")
+	nv.pane.WaitUntil(t, "both statuslines saying no CLI", waitTimeout, func(s string) bool {
+		return strings.Count(s, "[Gemini: no CLI]") == 2
+	})
+	cli := connect(t, sb)
+	_ = cli
+	nv.pane.WaitUntil(t, "both statuslines saying 1 CLI", waitTimeout, func(s string) bool {
+		return strings.Count(s, "[Gemini: 1 CLI]") == 2
+	})
+}
+
+// A file changed on disk (the CLI writes accepted edits itself) is
+// reloaded in its unmodified buffer; a buffer with unsaved changes keeps
+// them and the user is warned.
+func TestBuffersFollowTheirFilesOnDisk(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	path := writeFile(t, sb, "a.txt", "one\n")
+	nv := startNvim(t, sb, Options{Args: []string{"a.txt"}})
+	nv.WaitRunning(t)
+	if err := os.WriteFile(path, []byte("one\ntwo, written by the CLI\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nv.WaitLua(t, "the buffer to show the new text", `return vim.api.nvim_buf_get_lines(0, 0, -1, false)[2] == "two, written by the CLI"`, waitTimeout)
+
+	nv.Lua(t, `vim.api.nvim_buf_set_lines(0, 0, 1, false, {"my unsaved edit"})`)
+	if err := os.WriteFile(path, []byte("three, written by the CLI\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nv.WaitNote(t, "has unsaved changes", waitTimeout)
+	var first string
+	nv.LuaJSON(t, &first, `return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]`)
+	if first != "my unsaved edit" {
+		t.Errorf("the unsaved edit was lost: first line %q", first)
+	}
+}
+
+// :qa stops the CLI the plugin started, including processes it started
+// that ignore the terminal's hangup (the Gemini CLI runs itself again as a
+// child process).
+func TestQuitStopsTheCli(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	pidFile := filepath.Join(sb.TmpDir, "child.pid")
+	script := "(trap '' HUP; exec sleep 600) & echo $! > '" + pidFile + "'; echo cli-started; wait"
+	nv := startNvim(t, sb, Options{Setup: map[string]any{
+		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}},
+	}})
+	nv.WaitRunning(t)
+	nv.Cmd(t, "GeminiCli")
+	waitTermText(t, nv, "cli-started")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	nv.Quit(t)
+	if !poll(waitTimeout, func() bool { return syscall.Kill(pid, 0) != nil || zombie(pid) }) {
+		t.Fatalf("the CLI's child process %d still runs after :qa", pid)
+	}
+}
+
+// zombie reports whether pid has exited but not been reaped yet.
+func zombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
