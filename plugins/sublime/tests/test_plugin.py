@@ -637,5 +637,17 @@ class StatusCommandTest(PluginTestCase):
         self.assertIn(session.discovery_file, text)
 
 
+class DoctorCommandTest(PluginTestCase):
+
+    def test_doctor_shows_the_findings_for_a_cli_started_from_this_window(self):
+        session = self.ready()
+        self.window.run_command("gemini_doctor")
+        self.pump_until(lambda: sublime.state.message_dialogs)
+        text = sublime.state.message_dialogs[-1]
+        self.assertIn("Gemini Companion: Doctor", text)
+        self.assertIn("MCP initialize on 127.0.0.1:%s with the file's token succeeded" % session.port, text)
+        self.assertIn("would connect (/ide status: Connected)", text)
+
+
 if __name__ == "__main__":
     unittest.main()
