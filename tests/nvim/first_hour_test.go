@@ -120,3 +120,58 @@ func zombie(pid int) bool {
 	}
 	return false
 }
+
+// A diff that opens while the focus is in a terminal shows, on screen,
+// what it is and how to answer (in its windows' statuslines, which no
+// message or mode change clears) and a readable tab label; after :q the
+// focus is back where the user was.
+func TestDiffHintLabelsAndFocusReturn(t *testing.T) {
+	tmuxdrive.Require(t)
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	writeFile(t, sb, "b.txt", "b\n")
+	nv := startNvim(t, sb, Options{UI: true, Args: []string{"b.txt"}})
+	cli := connect(t, sb)
+	nv.Cmd(t, "botright vsplit | terminal")
+	nv.Cmd(t, "startinsert")
+	nv.WaitLua(t, "terminal mode", `return vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
+
+	openDiff(t, cli, a, "beta\n")
+	screen := nv.pane.WaitUntil(t, "the diff's hint and label on screen", waitTimeout, func(s string) bool {
+		return strings.Contains(s, "a.txt (proposed by Gemini)  :w accepts with your edits  :q rejects") &&
+			strings.Contains(s, "a.txt (now, read-only)") && strings.Contains(s, "Gemini: a.txt")
+	})
+	if strings.Contains(screen, "gemini://") {
+		t.Errorf("internal buffer names are on screen:\n%s", screen)
+	}
+	nv.Input(t, ":q<CR>")
+	cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
+	nv.WaitLua(t, "the focus back in the terminal, in terminal mode",
+		`return vim.bo.buftype == "terminal" and vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
+
+	// From a file window: back to that window.
+	nv.Input(t, `<C-\><C-n>`)
+	nv.Cmd(t, "wincmd h")
+	nv.WaitLua(t, "b.txt focused", `return vim.fn.expand("%:t") == "b.txt"`, waitTimeout)
+	openDiff(t, cli, a, "gamma\n")
+	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
+	nv.Input(t, ":w<CR>")
+	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	nv.WaitLua(t, "b.txt focused again", `return vim.fn.expand("%:t") == "b.txt" and #vim.api.nvim_list_tabpages() == 1`, waitTimeout)
+}
+
+// keep_terminal_focus: a diff opening while the user types in the CLI's
+// terminal leaves the focus there.
+func TestKeepTerminalFocus(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	nv := startNvim(t, sb, Options{Setup: map[string]any{"diff": map[string]any{"keep_terminal_focus": true}}})
+	cli := connect(t, sb)
+	nv.Cmd(t, "terminal")
+	nv.Cmd(t, "startinsert")
+	nv.WaitLua(t, "terminal mode", `return vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
+	openDiff(t, cli, a, "beta\n")
+	nv.WaitNote(t, "Gemini proposes a change to a.txt (tab 2)", waitTimeout)
+	nv.WaitLua(t, "the focus still in the terminal, in terminal mode",
+		`return #vim.api.nvim_list_tabpages() == 2 and vim.bo.buftype == "terminal" and vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
+}

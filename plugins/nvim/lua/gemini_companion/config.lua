@@ -40,6 +40,9 @@ M.defaults = {
   diff = {
     -- Jump to the diff tab when a diff opens (false: stay, and get a message).
     focus = true,
+    -- When a diff opens while the focus is in the Gemini CLI terminal, stay
+    -- there (the diff tab opens in the background).
+    keep_terminal_focus = false,
     -- Buffer-local keys in the proposal buffer, e.g. "<leader>ga"; false: none.
     keymaps = { accept = false, reject = false },
   },
@@ -229,6 +232,7 @@ function M.build(user)
       ["terminal.start_insert"] = { opts.terminal.start_insert, "boolean" },
       ["terminal.env"] = { opts.terminal.env, string_map },
       ["diff.focus"] = { opts.diff.focus, "boolean" },
+      ["diff.keep_terminal_focus"] = { opts.diff.keep_terminal_focus, "boolean" },
       ["diff.keymaps"] = { opts.diff.keymaps, "table" },
       ["context.coalesce_ms"] = {
         opts.context.coalesce_ms,

@@ -102,15 +102,13 @@ local function teardown(view)
   end
   if was_here and api.nvim_tabpage_is_valid(view.origin_tab) then
     api.nvim_set_current_tabpage(view.origin_tab)
-    -- Back to the Gemini CLI terminal the user came from, ready to type.
-    if
-      view.origin_mode == "t"
-      and api.nvim_win_is_valid(view.origin_win)
-      and api.nvim_win_get_tabpage(view.origin_win) == view.origin_tab
-      and api.nvim_buf_get_option(api.nvim_win_get_buf(view.origin_win), "buftype") == "terminal"
-    then
+    -- Back to the window the user came from; into the Gemini CLI terminal
+    -- ready to type if that is where they were.
+    if api.nvim_win_is_valid(view.origin_win) and api.nvim_win_get_tabpage(view.origin_win) == view.origin_tab then
       api.nvim_set_current_win(view.origin_win)
-      vim.cmd("startinsert")
+      if view.origin_mode == "t" and api.nvim_buf_get_option(api.nvim_win_get_buf(view.origin_win), "buftype") == "terminal" then
+        vim.cmd("startinsert")
+      end
     end
   end
 end
@@ -249,6 +247,7 @@ local function open_view(path, new_content, original)
       vim.cmd("diffthis")
     end)
   end
+  require("gemini_companion.layout").label(tab, orig_win, prop_win, path)
 
   local view = {
     id = counter,
@@ -310,7 +309,8 @@ local function open_view(path, new_content, original)
   end
 
   local rel = vim.fn.fnamemodify(path, ":~:.")
-  if config.options.diff.focus then
+  local keep_terminal = config.options.diff.keep_terminal_focus and origin_mode == "t"
+  if config.options.diff.focus and not keep_terminal then
     local m = origin_mode:sub(1, 1)
     if m == "i" or m == "t" or m == "R" then
       vim.cmd("stopinsert")

@@ -1,0 +1,55 @@
+-- How a diff view is labelled: readable tab labels ("Gemini: app.py")
+-- and, in each diff window's statusline, what it shows and how to answer,
+-- so the hint stays visible whatever happens to the message area (a
+-- diff that opens while the focus is in the CLI's terminal, say).
+local M = {}
+
+local api = vim.api
+
+-- tab handle -> label
+local labels = {}
+
+local function rel(path)
+  return vim.fn.fnamemodify(path, ":~:.")
+end
+
+--- The tabline our diff tabs get when the user has none of their own:
+--- Neovim's default labels, with "Gemini: <file>" for diff tabs.
+function M.tabline()
+  local parts = {}
+  local current = api.nvim_get_current_tabpage()
+  for i, tab in ipairs(api.nvim_list_tabpages()) do
+    local hl = tab == current and "%#TabLineSel#" or "%#TabLine#"
+    local label = labels[tab]
+    if not label or not api.nvim_tabpage_is_valid(tab) then
+      labels[tab] = nil
+      local win = api.nvim_tabpage_get_win(tab)
+      local buf = api.nvim_win_get_buf(win)
+      local name = api.nvim_buf_get_name(buf)
+      label = name == "" and "[No Name]" or vim.fn.fnamemodify(name, ":t")
+      if api.nvim_buf_get_option(buf, "modified") then
+        label = "+ " .. label
+      end
+    end
+    table.insert(parts, string.format("%s%%%dT %s ", hl, i, label:gsub("%%", "%%%%")))
+  end
+  table.insert(parts, "%#TabLineFill#%T")
+  return table.concat(parts)
+end
+
+local function statusline(text)
+  return "%#StatusLine# " .. text:gsub("%%", "%%%%") .. "%=%l/%L "
+end
+
+--- Labels a diff view: its tab, and the statuslines of its two windows.
+function M.label(tab, orig_win, prop_win, path)
+  local name = rel(path)
+  labels[tab] = "Gemini: " .. vim.fn.fnamemodify(path, ":t")
+  if vim.o.tabline == "" or vim.o.tabline == "%!v:lua.require'gemini_companion.layout'.tabline()" then
+    vim.o.tabline = "%!v:lua.require'gemini_companion.layout'.tabline()"
+  end
+  api.nvim_win_set_option(orig_win, "statusline", statusline(name .. " (now, read-only)"))
+  api.nvim_win_set_option(prop_win, "statusline", statusline(name .. " (proposed by Gemini)  :w accepts with your edits  :q rejects"))
+end
+
+return M
