@@ -175,3 +175,32 @@ func TestKeepTerminalFocus(t *testing.T) {
 	nv.WaitLua(t, "the focus still in the terminal, in terminal mode",
 		`return #vim.api.nvim_list_tabpages() == 2 and vim.bo.buftype == "terminal" and vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
 }
+
+// In a file tree, :GeminiSend sends the entry under the cursor. nvim-tree,
+// neo-tree and oil cannot be installed here (no network), so each is
+// stood in for by its documented Lua call returning the entry.
+func TestSendFromFileTrees(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	writeFile(t, sb, "src/one.go", "package one\n")
+	writeFile(t, sb, "src/two.go", "package two\n")
+	writeFile(t, sb, "three.txt", "3\n")
+	nv := startNvim(t, sb, Options{Setup: map[string]any{
+		"terminal": map[string]any{"cmd": []string{"sh", "-c", "printf 'Type your message\\n'; exec cat"}, "position": "bottom"},
+	}})
+	nv.WaitRunning(t)
+	root := sb.Workspace
+	nv.Lua(t, `
+local root = ...
+package.loaded["nvim-tree.api"] = { tree = { get_node_under_cursor = function() return { absolute_path = root .. "/src/one.go" } end } }
+package.loaded["neo-tree.sources.manager"] = { get_state = function() return { tree = { get_node = function() return { path = root .. "/src/two.go" } end } } end }
+package.loaded["oil"] = { get_cursor_entry = function() return { name = "three.txt" } end, get_current_dir = function() return root .. "/" end }
+`, root)
+	for _, c := range []struct{ ft, want string }{{"NvimTree", "@src/one.go"}, {"neo-tree", "@src/two.go"}, {"oil", "@three.txt"}} {
+		nv.Cmd(t, "enew")
+		nv.Cmd(t, "setlocal buftype=nofile filetype="+c.ft)
+		nv.Cmd(t, "GeminiSend")
+		waitTermText(t, nv, c.want)
+		nv.Input(t, `<C-\><C-n>`)
+		nv.Cmd(t, "wincmd p")
+	}
+}

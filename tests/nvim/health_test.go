@@ -76,7 +76,7 @@ func TestHelpTags(t *testing.T) {
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"auto_start": false}})
 	nv.Cmd(t, "helptags "+filepath.Join(root, "doc"))
 	nv.Lua(t, `vim.opt.rtp:append(...)`, root)
-	for _, tag := range []string{"gemini-companion", ":GeminiSend", "<Plug>(GeminiAccept)", "gemini-companion-options", "gemini_companion.statusline()"} {
+	for _, tag := range []string{"gemini-companion", ":GeminiSend", ":GeminiFocus", "<Plug>(GeminiFocus)", "gemini-companion-reload", "<Plug>(GeminiAccept)", "gemini-companion-options", "gemini_companion.statusline()"} {
 		nv.Cmd(t, "help "+tag)
 		var line string
 		nv.LuaJSON(t, &line, `return vim.fn.expand("%:t") .. ":" .. vim.api.nvim_get_current_line()`)
