@@ -204,3 +204,45 @@ package.loaded["oil"] = { get_cursor_entry = function() return { name = "three.t
 		nv.Cmd(t, "wincmd p")
 	}
 }
+
+// The CLI's terminal keeps its size while a diff tab is open and after it
+// closes (a resize makes the real CLI redraw its screen garbled). The
+// stand-in CLI prints its terminal's size each time it reads a line.
+func TestTerminalSizeStableAcrossDiffs(t *testing.T) {
+	tmuxdrive.Require(t)
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	script := `echo "size0 $(stty size </dev/tty)"; printf 'Type your message\n'; n=0; while read l; do n=$((n+1)); echo "size$n $(stty size </dev/tty)"; done`
+	nv := startNvim(t, sb, Options{UI: true, Args: []string{"a.txt"}, Setup: map[string]any{
+		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}, "position": "right", "size": 80},
+	}})
+	cli := connect(t, sb)
+	nv.Cmd(t, "GeminiCli")
+	waitTermText(t, nv, "Type your message")
+	size := func(n int) string {
+		t.Helper()
+		nv.Lua(t, `vim.fn.chansend(require("gemini_companion.terminal").term.job, "x\n")`)
+		key := "size" + strconv.Itoa(n) + " "
+		waitTermText(t, nv, key)
+		for _, l := range strings.Split(termText(t, nv), "\n") {
+			if i := strings.Index(l, key); i >= 0 {
+				return strings.TrimSpace(l[i+len(key):])
+			}
+		}
+		return ""
+	}
+	before := size(1)
+	openDiff(t, cli, a, "beta\n")
+	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
+	nv.Cmd(t, "redraw")
+	if during := size(2); during != before {
+		t.Errorf("the terminal is %s while the diff is open, %s before", during, before)
+	}
+	nv.Input(t, ":q<CR>")
+	cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
+	nv.WaitLua(t, "back in the terminal", `return vim.bo.buftype == "terminal"`, waitTimeout)
+	nv.Cmd(t, "redraw")
+	if after := size(3); after != before {
+		t.Errorf("the terminal is %s after the diff, %s before", after, before)
+	}
+}

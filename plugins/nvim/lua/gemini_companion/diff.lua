@@ -248,6 +248,7 @@ local function open_view(path, new_content, original)
     end)
   end
   require("gemini_companion.layout").label(tab, orig_win, prop_win, path)
+  require("gemini_companion.layout").keep_terminal_size(origin_tab, prop_win)
 
   local view = {
     id = counter,

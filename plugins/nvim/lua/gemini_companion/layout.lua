@@ -52,4 +52,41 @@ function M.label(tab, orig_win, prop_win, path)
   api.nvim_win_set_option(prop_win, "statusline", statusline(name .. " (proposed by Gemini)  :w accepts with your edits  :q rejects"))
 end
 
+--- Shows the Gemini CLI's terminal in the diff tab too, with the size it
+--- has in the tab it came from. Neovim 0.7 sizes a terminal by the windows
+--- of the current tab; without a window there it is resized to the whole
+--- screen while the diff is shown, and the CLI's screen comes back
+--- garbled. Leaves the focus in keep_win.
+function M.keep_terminal_size(origin_tab, keep_win)
+  local ok, terminal = pcall(require, "gemini_companion.terminal")
+  if not ok or not terminal.running() then
+    return
+  end
+  local buf = terminal.term.buf
+  local src
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_tabpage(w) == origin_tab and api.nvim_win_get_config(w).relative == "" then
+      src = w
+    end
+  end
+  if not src then
+    return
+  end
+  local width, height = api.nvim_win_get_width(src), api.nvim_win_get_height(src)
+  local position = require("gemini_companion.config").options.terminal.position
+  local cmds = { left = "topleft vsplit", bottom = "botright split", top = "topleft split" }
+  vim.cmd((cmds[position] or "botright vsplit"))
+  local win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(win, buf)
+  api.nvim_win_set_option(win, "diff", false)
+  if position == "bottom" or position == "top" then
+    api.nvim_win_set_height(win, height)
+  else
+    api.nvim_win_set_width(win, width)
+  end
+  if api.nvim_win_is_valid(keep_win) then
+    api.nvim_set_current_win(keep_win)
+  end
+end
+
 return M
