@@ -246,3 +246,29 @@ func TestTerminalSizeStableAcrossDiffs(t *testing.T) {
 		t.Errorf("the terminal is %s after the diff, %s before", after, before)
 	}
 }
+
+// diff.layout = "vsplit": the diff opens beside the user's windows in the
+// current tab; answering closes only its two windows.
+func TestDiffAsVerticalSplit(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "alpha\n")
+	writeFile(t, sb, "b.txt", "b\n")
+	nv := startNvim(t, sb, Options{Args: []string{"b.txt"}, Setup: map[string]any{"diff": map[string]any{"layout": "vsplit"}}})
+	cli := connect(t, sb)
+	openDiff(t, cli, a, "beta\n")
+	nv.WaitLua(t, "the diff beside b.txt in the same tab", `
+local names = {}
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  table.insert(names, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)), ":t"))
+end
+return #vim.api.nvim_list_tabpages() == 1 and #names == 3 and names[3] == "b.txt"
+  and vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil and vim.wo.diff`, waitTimeout)
+	nv.Input(t, ":w<CR>")
+	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	nv.WaitLua(t, "only b.txt left, focused", `return #vim.api.nvim_list_tabpages() == 1 and #vim.api.nvim_list_wins() == 1 and vim.fn.expand("%:t") == "b.txt"`, waitTimeout)
+	openDiff(t, cli, a, "gamma\n")
+	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
+	nv.Input(t, ":q<CR>")
+	cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
+	nv.WaitLua(t, "only b.txt left again", `return #vim.api.nvim_list_wins() == 1 and vim.fn.expand("%:t") == "b.txt"`, waitTimeout)
+}

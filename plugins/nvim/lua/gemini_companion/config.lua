@@ -43,6 +43,9 @@ M.defaults = {
     -- When a diff opens while the focus is in the Gemini CLI terminal, stay
     -- there (the diff tab opens in the background).
     keep_terminal_focus = false,
+    -- "tab": the diff opens in a tab of its own; "vsplit": as a vertical
+    -- split beside your windows in the current tab.
+    layout = "tab",
     -- Buffer-local keys in the proposal buffer, e.g. "<leader>ga"; false: none.
     keymaps = { accept = false, reject = false },
   },
@@ -233,6 +236,7 @@ function M.build(user)
       ["terminal.env"] = { opts.terminal.env, string_map },
       ["diff.focus"] = { opts.diff.focus, "boolean" },
       ["diff.keep_terminal_focus"] = { opts.diff.keep_terminal_focus, "boolean" },
+      ["diff.layout"] = { opts.diff.layout, one_of({ tab = true, vsplit = true }) },
       ["diff.keymaps"] = { opts.diff.keymaps, "table" },
       ["context.coalesce_ms"] = {
         opts.context.coalesce_ms,

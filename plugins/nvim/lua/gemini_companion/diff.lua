@@ -77,7 +77,14 @@ local function teardown(view)
   forget(view)
   pcall(api.nvim_del_augroup_by_id, view.group)
   local was_here = api.nvim_get_current_tabpage() == view.tab
-  if api.nvim_tabpage_is_valid(view.tab) then
+  if view.split then
+    -- The diff shares the user's tab: close its two windows only.
+    for _, w in ipairs({ view.prop_win, view.orig_win }) do
+      if api.nvim_win_is_valid(w) and #api.nvim_tabpage_list_wins(api.nvim_win_get_tabpage(w)) > 1 then
+        pcall(api.nvim_win_close, w, true)
+      end
+    end
+  elseif api.nvim_tabpage_is_valid(view.tab) then
     if #api.nvim_list_tabpages() > 1 then
       pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(view.tab))
     else
@@ -237,7 +244,13 @@ local function open_view(path, new_content, original)
   end
 
   util.leave_visual()
-  vim.cmd("tab sbuffer " .. orig)
+  local layout = require("gemini_companion.layout")
+  local split = config.options.diff.layout == "vsplit"
+  if split then
+    layout.open_split(orig)
+  else
+    vim.cmd("tab sbuffer " .. orig)
+  end
   local tab = api.nvim_get_current_tabpage()
   local orig_win = api.nvim_get_current_win()
   vim.cmd("vertical rightbelow sbuffer " .. prop)
@@ -247,8 +260,10 @@ local function open_view(path, new_content, original)
       vim.cmd("diffthis")
     end)
   end
-  require("gemini_companion.layout").label(tab, orig_win, prop_win, path)
-  require("gemini_companion.layout").keep_terminal_size(origin_tab, prop_win)
+  layout.label(split and nil or tab, orig_win, prop_win, path)
+  if not split then
+    layout.keep_terminal_size(origin_tab, prop_win)
+  end
 
   local view = {
     id = counter,
@@ -261,6 +276,7 @@ local function open_view(path, new_content, original)
     origin_tab = origin_tab,
     origin_win = origin_win,
     origin_mode = origin_mode,
+    split = split,
     done = false,
   }
   view.group = api.nvim_create_augroup("GeminiCompanionDiff" .. counter, { clear = true })

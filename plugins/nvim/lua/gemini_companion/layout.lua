@@ -44,12 +44,26 @@ end
 --- Labels a diff view: its tab, and the statuslines of its two windows.
 function M.label(tab, orig_win, prop_win, path)
   local name = rel(path)
-  labels[tab] = "Gemini: " .. vim.fn.fnamemodify(path, ":t")
-  if vim.o.tabline == "" or vim.o.tabline == "%!v:lua.require'gemini_companion.layout'.tabline()" then
-    vim.o.tabline = "%!v:lua.require'gemini_companion.layout'.tabline()"
+  if tab then
+    labels[tab] = "Gemini: " .. vim.fn.fnamemodify(path, ":t")
+    if vim.o.tabline == "" or vim.o.tabline == "%!v:lua.require'gemini_companion.layout'.tabline()" then
+      vim.o.tabline = "%!v:lua.require'gemini_companion.layout'.tabline()"
+    end
   end
   api.nvim_win_set_option(orig_win, "statusline", statusline(name .. " (now, read-only)"))
   api.nvim_win_set_option(prop_win, "statusline", statusline(name .. " (proposed by Gemini)  :w accepts with your edits  :q rejects"))
+end
+
+--- Opens buf in a new window on the left of the current tab, for a diff
+--- laid out as a vertical split beside the user's windows. Terminal
+--- windows keep their width.
+function M.open_split(buf)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_buf_get_option(api.nvim_win_get_buf(w), "buftype") == "terminal" then
+      api.nvim_win_set_option(w, "winfixwidth", true)
+    end
+  end
+  vim.cmd("topleft vertical sbuffer " .. buf)
 end
 
 --- Shows the Gemini CLI's terminal in the diff tab too, with the size it
