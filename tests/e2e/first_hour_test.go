@@ -220,6 +220,10 @@ func TestBannerEnvLineConnectsTheCLI(t *testing.T) {
 	shell.WaitFor(t, "EVAL-OK", 10*time.Second)
 	shell.Type(t, "exec "+gemini)
 	shell.WaitFor(t, "Type your message", 60*time.Second)
+	// The CLI connects to the IDE in the background: wait for it before
+	// prompting, or the edit is confirmed in the CLI alone.
+	shell.Type(t, "/ide status")
+	shell.WaitFor(t, "Connected to Gemini IDE Companion", 30*time.Second)
 
 	proposed := "one\ntwo\n"
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
