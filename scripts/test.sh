@@ -84,14 +84,17 @@ install_line() {
 	# clean GOPATH (sharing the module cache) and a clean GOBIN; the
 	# installed binary must run.
 	grep -q '^go install ./cmd/gemini-ide-companion ' README.md || { echo "README lost its install line"; return 1; }
-	local gopath gobin cache
+	local gopath gobin cache rc
 	cache="$(go env GOMODCACHE)"
 	gopath="$(mktemp -d)" gobin="$(mktemp -d)"
-	trap 'chmod -R u+w "$gopath"; rm -rf "$gopath" "$gobin"' RETURN
 	GOPATH="$gopath" GOMODCACHE="$cache" GOBIN= go install ./cmd/gemini-ide-companion &&
 		"$gopath/bin/gemini-ide-companion" help >/dev/null &&
 		GOBIN="$gobin" go install ./cmd/gemini-ide-companion &&
 		"$gobin/gemini-ide-companion" --version
+	rc=$?
+	chmod -R u+w "$gopath" 2>/dev/null
+	rm -rf "$gopath" "$gobin"
+	return $rc
 }
 
 if want go || want node || want sublime || want bench; then
