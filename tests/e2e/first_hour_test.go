@@ -222,8 +222,7 @@ func TestBannerEnvLineConnectsTheCLI(t *testing.T) {
 	shell.WaitFor(t, "Type your message", 60*time.Second)
 	// The CLI connects to the IDE in the background: wait for it before
 	// prompting, or the edit is confirmed in the CLI alone.
-	shell.Type(t, "/ide status")
-	shell.WaitFor(t, "Connected to Gemini IDE Companion", 30*time.Second)
+	ideStatus(t, shell, "Gemini IDE Companion", 30*time.Second)
 
 	proposed := "one\ntwo\n"
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
@@ -244,4 +243,29 @@ func portFromExports(t *testing.T, exports string) int {
 	}
 	p, _ := strconv.Atoi(m[1])
 	return p
+}
+
+// ideStatus runs /ide status in the CLI and waits for "Connected to
+// <name>". On a loaded machine the CLI can take the Enter that follows the
+// typed command as part of a paste and leave the command in its input
+// box; then Enter is pressed again, as a user would.
+func ideStatus(t *testing.T, cli *tmuxdrive.Pane, name string, timeout time.Duration) {
+	t.Helper()
+	cli.Type(t, "/ide status")
+	deadline := time.Now().Add(timeout)
+	retried := time.Now()
+	for {
+		s := cli.Screen()
+		if strings.Contains(s, "Connected to "+name) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CLI never showed %q; the screen is:\n%s", "Connected to "+name, s)
+		}
+		if time.Since(retried) > 3*time.Second && strings.Contains(s, "> /ide status") {
+			cli.Keys(t, "Enter")
+			retried = time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -66,8 +66,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		Width:   160, Height: 50,
 	})
 	cli.WaitFor(t, "Type your message", 60*time.Second)
-	cli.Type(t, "/ide status")
-	cli.WaitFor(t, "Connected to "+disc.IDEInfo.DisplayName, 20*time.Second)
+	ideStatus(t, cli, disc.IDEInfo.DisplayName, 30*time.Second)
 
 	t.Run("accept", func(t *testing.T) {
 		proposed := "first line\nsecond line, proposed by the model\n"
