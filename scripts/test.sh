@@ -99,6 +99,24 @@ fuzz_briefly() {
 	done <"$list"
 }
 
+install_line() {
+	# The README's install line, run as documented from this clone into a
+	# clean GOPATH (sharing the module cache) and a clean GOBIN; the
+	# installed binary must run.
+	grep -q '^go install ./cmd/gemini-ide-companion ' README.md || { echo "README lost its install line"; return 1; }
+	local gopath gobin cache rc
+	cache="$(go env GOMODCACHE)"
+	gopath="$(mktemp -d)" gobin="$(mktemp -d)"
+	GOPATH="$gopath" GOMODCACHE="$cache" GOBIN= go install ./cmd/gemini-ide-companion &&
+		"$gopath/bin/gemini-ide-companion" help >/dev/null &&
+		GOBIN="$gobin" go install ./cmd/gemini-ide-companion &&
+		"$gobin/gemini-ide-companion" --version
+	rc=$?
+	chmod -R u+w "$gopath" 2>/dev/null
+	rm -rf "$gopath" "$gobin"
+	return $rc
+}
+
 if want go || want node || want sublime || want jetbrains || want bench; then
 	step "npm ci (tests/node)" npm_deps tests/node
 	step "build sidecar" build_binary
@@ -106,6 +124,7 @@ fi
 if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
+	step "install line (README)" install_line
 	step "staticcheck" staticcheck
 	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
 	step "go test -race" go_tests

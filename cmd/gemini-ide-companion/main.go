@@ -14,8 +14,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"text/tabwriter"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
@@ -23,6 +26,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/review"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/doctor"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
@@ -34,13 +38,19 @@ const usage = `gemini-ide-companion gives your editor Gemini CLI's IDE mode.
 Usage:
   gemini-ide-companion [serve] [--workspace DIR]   serve DIR (default: the current folder)
                                                    and review proposed diffs in this terminal
+  gemini-ide-companion env [--workspace DIR] [--port N | --pid N]
+                                                   print the export lines that point this
+                                                   terminal's gemini at a running companion
+  gemini-ide-companion list                        every running companion: editor, workspace,
+                                                   PID, port and age
+  gemini-ide-companion doctor [--workspace DIR] [--json]
+                                                   explain whether a gemini started here would
+                                                   connect, and what to do if not
   gemini-ide-companion --stdio                     speak the editor link on stdin/stdout
                                                    (how editor plugins run it)
-  gemini-ide-companion env [--workspace DIR]       print the export lines that point a
-                                                   terminal's gemini at the companion serving DIR
-  gemini-ide-companion --version
+  gemini-ide-companion help | --help | --version
 
-In standalone mode, answer each proposed diff with:
+In standalone mode, answer each proposed diff with one key:
   a  accept    r  reject    e  edit the proposal in $VISUAL/$EDITOR, then accept
 
 Flags:
@@ -52,6 +62,9 @@ type config struct {
 	logLevel  string
 	logFile   string
 	version   bool
+	port      int
+	pid       int
+	json      bool
 }
 
 func main() {
@@ -106,30 +119,49 @@ func tuneGC() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg config
 	fs := flag.NewFlagSet("gemini-ide-companion", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.BoolVar(&cfg.stdio, "stdio", false, "speak the editor link on stdin/stdout")
 	fs.StringVar(&cfg.workspace, "workspace", "", "workspace folder (default: current folder)")
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default: info with --stdio, warn otherwise)")
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this file instead of stderr")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+	fs.IntVar(&cfg.port, "port", 0, "env: pick the companion listening on this port")
+	fs.IntVar(&cfg.pid, "pid", 0, "env: pick the companion with this process ID (or IDE PID)")
+	fs.BoolVar(&cfg.json, "json", false, "doctor: print the findings as JSON")
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	// parse reports a bad flag with the usage on stderr (exit 2) and a help
+	// request with the usage on stdout (exit 0); -1 means go on.
+	parse := func(a []string) int {
+		err := fs.Parse(a)
+		switch {
+		case err == nil:
+			return -1
+		case errors.Is(err, flag.ErrHelp):
+			printUsage(stdout)
 			return 0
+		default:
+			fmt.Fprintf(stderr, "gemini-ide-companion: %v\n\n", err)
+			printUsage(stderr)
+			return 2
 		}
-		return 2
+	}
+	if code := parse(args); code >= 0 {
+		return code
 	}
 	cmd := "serve"
 	if fs.NArg() > 0 {
 		cmd = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return 2
+		if code := parse(fs.Args()[1:]); code >= 0 {
+			return code
 		}
 		if fs.NArg() > 0 {
-			fmt.Fprintf(stderr, "unexpected argument %q\n", fs.Arg(0))
+			fmt.Fprintf(stderr, "gemini-ide-companion: unexpected argument %q\n\n", fs.Arg(0))
+			printUsage(stderr)
 			return 2
 		}
 	}
@@ -141,18 +173,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cmd = "stdio"
 	}
 	switch cmd {
-	case "serve", "stdio", "env", "version":
+	case "serve", "stdio", "env", "list", "doctor", "version", "help":
 	default:
-		fmt.Fprintf(stderr, "unknown command %q\n\n", cmd)
-		fs.Usage()
+		fmt.Fprintf(stderr, "gemini-ide-companion: unknown command %q\n\n", cmd)
+		printUsage(stderr)
 		return 2
 	}
-	if cmd == "version" {
+	switch cmd {
+	case "help":
+		printUsage(stdout)
+		return 0
+	case "version":
 		fmt.Fprintf(stdout, "gemini-ide-companion %s\n", version)
 		return 0
-	}
-	if cmd == "env" {
+	case "env":
 		return printEnv(cfg, stdout, stderr)
+	case "list":
+		return printList(stdout, stderr)
+	case "doctor":
+		return runDoctor(cfg, stdout, stderr)
 	}
 
 	logger, closeLog, err := newLogger(cfg, cmd == "stdio", stderr)
@@ -241,7 +280,18 @@ func serveStandalone(ctx context.Context, cfg config, opts companion.Options, st
 	if f, ok := stdout.(*os.File); !ok || !isatty.IsTerminal(f.Fd()) {
 		color = false
 	}
-	rv := review.New(review.Options{In: stdin, Out: stdout, Color: color})
+	ropts := review.Options{In: stdin, Out: stdout, Color: color}
+	if f, ok := stdin.(*os.File); ok {
+		if restore, ok := review.KeyMode(f); ok {
+			defer restore()
+			ropts.Keys = true
+			ropts.Cooked = func() func() {
+				restore()
+				return func() { review.KeyMode(f) }
+			}
+		}
+	}
+	rv := review.New(ropts)
 	s := companion.New(opts)
 	s.SetEditor(rv)
 	info, err := s.Start(ctx, companion.Identity{
@@ -260,8 +310,8 @@ func serveStandalone(ctx context.Context, cfg config, opts companion.Options, st
 	} else {
 		fmt.Fprintf(stdout, "No discovery file could be written (%v).\n", info.DiscoveryErr)
 	}
-	fmt.Fprintf(stdout, "To pick this companion when several serve the folder: eval \"$(gemini-ide-companion env)\"\n")
-	fmt.Fprintf(stdout, "Proposed edits appear here. Press Ctrl-C to stop.\n")
+	fmt.Fprintf(stdout, "To pick this companion when several serve the folder: eval \"$(%s env --pid %d)\"\n", shellQuote(selfPath()), os.Getpid())
+	fmt.Fprintf(stdout, "Proposed edits appear here. %s Press Ctrl-C to stop.\n", rv.HowToAnswer())
 
 	errc := make(chan error, 1)
 	go func() { errc <- rv.Run(ctx, s) }()
@@ -275,12 +325,27 @@ func serveStandalone(ctx context.Context, cfg config, opts companion.Options, st
 		}
 		// Input closed: keep serving until stopped; decisions can no
 		// longer be taken here, so diffs are left to the CLI.
+		fmt.Fprintln(stdout, "Input closed: answer proposed edits in Gemini CLI. Press Ctrl-C to stop.")
 		<-ctx.Done()
 		return nil
 	}
 }
 
-// printEnv prints export lines for the companion serving the workspace.
+// selfPath is this program's absolute path, so that printed commands work
+// as printed even when it is not on PATH.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "gemini-ide-companion"
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// printEnv prints export lines for the companion a Gemini CLI started in the
+// workspace would connect to, or the one named by --port/--pid.
 func printEnv(cfg config, stdout, stderr io.Writer) int {
 	ws, err := workspaceDir(cfg)
 	if err != nil {
@@ -292,12 +357,34 @@ func printEnv(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gemini-ide-companion: %v\n", err)
 		return 1
 	}
-	found := discovery.FindForWorkspace(entries, ws, discovery.Alive)
-	if len(found) == 0 {
-		fmt.Fprintf(stderr, "gemini-ide-companion: no running companion serves %s\n", ws)
-		return 1
+	var e discovery.Entry
+	if cfg.port > 0 || cfg.pid > 0 {
+		var ok bool
+		for _, c := range entries {
+			if (cfg.port > 0 && c.File.Port == cfg.port) || (cfg.pid > 0 && (c.File.PID == cfg.pid || c.IDEPID == cfg.pid)) {
+				e, ok = c, true
+				break
+			}
+		}
+		if !ok {
+			fmt.Fprintf(stderr, "gemini-ide-companion: no running companion with --port %d / --pid %d (see: gemini-ide-companion list)\n", cfg.port, cfg.pid)
+			return 1
+		}
+	} else {
+		found := discovery.CLIPick(entries, ws, discovery.CLIIDEPID(), discovery.CLIEnvPort(), discovery.Alive)
+		if len(found) == 0 {
+			fmt.Fprintf(stderr, "gemini-ide-companion: no running companion serves %s (see: gemini-ide-companion list)\n", ws)
+			return 1
+		}
+		e = found[0]
+		if len(found) > 1 {
+			fmt.Fprintf(stderr, "gemini-ide-companion: %d companions serve %s; picked %s (port %d), as Gemini CLI would. Others: --port", len(found), ws, e.File.IDEInfo.DisplayName, e.File.Port)
+			for _, o := range found[1:] {
+				fmt.Fprintf(stderr, " %d", o.File.Port)
+			}
+			fmt.Fprintln(stderr)
+		}
 	}
-	e := found[0]
 	env := discovery.Env(e.File, e.IDEPID)
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -308,6 +395,53 @@ func printEnv(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "export %s=%s\n", k, shellQuote(env[k]))
 	}
 	return 0
+}
+
+// printList shows every live companion of this user.
+func printList(stdout, stderr io.Writer) int {
+	all, err := discovery.ListAll(discovery.Dir())
+	if err != nil {
+		fmt.Fprintf(stderr, "gemini-ide-companion: %v\n", err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "EDITOR\tWORKSPACE\tPID\tIDE PID\tPORT\tAGE")
+	n := 0
+	for _, f := range all {
+		if f.Err != nil || !discovery.Alive(f.IDEPID) || (f.File.PID > 0 && !discovery.Alive(f.File.PID)) {
+			continue
+		}
+		n++
+		pid := "-"
+		if f.File.PID > 0 {
+			pid = strconv.Itoa(f.File.PID)
+		}
+		name := f.File.IDEInfo.DisplayName
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", name, f.File.WorkspacePath, pid, f.IDEPID, f.File.Port, age(f.ModTime))
+	}
+	tw.Flush()
+	if n == 0 {
+		fmt.Fprintf(stderr, "No running companion (in %s).\n", discovery.Dir())
+	}
+	return 0
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	d := time.Since(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return d.String()
+	case d < time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return d.Round(time.Hour).String()
+	}
 }
 
 func shellQuote(s string) string {
@@ -324,4 +458,26 @@ func pollable(r io.Reader) io.Reader {
 		return r
 	}
 	return osproc.Pollable(f)
+}
+
+// runDoctor prints doctor's findings for the workspace (default: the
+// current folder); exit 0 only when a gemini started there would connect.
+func runDoctor(cfg config, stdout, stderr io.Writer) int {
+	ws, err := workspaceDir(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "gemini-ide-companion: %v\n", err)
+		return 1
+	}
+	rep := doctor.Run(context.Background(), doctor.Options{Cwd: ws})
+	if cfg.json {
+		if err := doctor.WriteJSON(stdout, rep); err != nil {
+			return 1
+		}
+	} else {
+		doctor.Write(stdout, rep)
+	}
+	if !rep.WouldConnect {
+		return 1
+	}
+	return 0
 }

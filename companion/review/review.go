@@ -28,12 +28,27 @@ type Reviewer struct {
 	in     *bufio.Reader
 	out    io.Writer
 	color  bool
+	keys   bool
+	cooked func() (resume func())
 	editor func(path string) *exec.Cmd
 
 	mu      sync.Mutex
 	queue   []companion.DiffRequest
 	current string // path being asked about, "" if none
 	wake    chan struct{}
+
+	// The reader goroutine reads one answer each time want is signalled and
+	// delivers it on got, so that nothing is read while $EDITOR owns the
+	// terminal.
+	want    chan struct{}
+	got     chan answer
+	pending bool
+	inErr   error
+}
+
+type answer struct {
+	text string
+	err  error
 }
 
 // Options configures a Reviewer.
@@ -41,6 +56,13 @@ type Options struct {
 	In    io.Reader
 	Out   io.Writer
 	Color bool
+	// Keys means In delivers single key presses (a terminal in cbreak
+	// mode): each answer is one key, without Enter. Otherwise answers are
+	// lines.
+	Keys bool
+	// Cooked, when set, puts the terminal back into line mode for $EDITOR
+	// and returns the function that restores key mode afterwards.
+	Cooked func() (resume func())
 	// EditCommand returns the command that edits path; nil means $VISUAL,
 	// then $EDITOR, then vi, attached to the process's terminal.
 	EditCommand func(path string) *exec.Cmd
@@ -52,13 +74,25 @@ func New(opts Options) *Reviewer {
 		in:     bufio.NewReader(opts.In),
 		out:    opts.Out,
 		color:  opts.Color,
+		keys:   opts.Keys,
+		cooked: opts.Cooked,
 		editor: opts.EditCommand,
 		wake:   make(chan struct{}, 1),
+		want:   make(chan struct{}, 1),
+		got:    make(chan answer, 1),
 	}
 	if r.editor == nil {
 		r.editor = defaultEditor
 	}
 	return r
+}
+
+// HowToAnswer says how decisions are taken, for the banner.
+func (r *Reviewer) HowToAnswer() string {
+	if r.keys {
+		return "Answer each proposed edit here with one key: a accept, r reject, e edit then accept."
+	}
+	return "Input is not a terminal: answers are read as lines (a, r or e, then Enter) from it; proposals can always be answered in Gemini CLI."
 }
 
 func defaultEditor(path string) *exec.Cmd {
@@ -90,11 +124,16 @@ func (r *Reviewer) OpenDiff(ctx context.Context, req companion.DiffRequest) erro
 		r.queue = append(r.queue, req)
 	}
 	r.mu.Unlock()
+	r.poke()
+	return nil
+}
+
+// poke tells Run that the queue changed.
+func (r *Reviewer) poke() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // CloseDiff implements companion.Editor: the CLI took the decision itself.
@@ -109,6 +148,7 @@ func (r *Reviewer) CloseDiff(ctx context.Context, path string) (*string, error) 
 			if r.current == path {
 				r.current = ""
 			}
+			r.poke()
 			return &content, nil
 		}
 	}
@@ -141,20 +181,110 @@ func (r *Reviewer) paint(code, s string) string {
 }
 
 // Run asks about queued diffs, one at a time, until ctx ends or input ends.
+// A diff answered in Gemini CLI while it is asked about is dropped at once
+// and the next one is shown without waiting for a key.
 func (r *Reviewer) Run(ctx context.Context, d Decider) error {
+	go r.readLoop(ctx)
 	for {
 		req, ok := r.nextDiff()
 		if !ok {
+			// Keep reading while idle, so that a key pressed now is not
+			// taken later as the answer to a diff the user has not seen.
+			r.arm()
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-r.wake:
 				continue
+			case a := <-r.got:
+				r.pending = false
+				if a.err != nil {
+					r.inErr = fmt.Errorf("read answer: %w", a.err)
+					return r.inErr
+				}
+				if a.text != "" {
+					fmt.Fprintln(r.out, r.paint(dim, "· No proposed edit is waiting for an answer."))
+				}
+				continue
 			}
 		}
-		if err := r.ask(req, d); err != nil {
+		if err := r.ask(ctx, req, d); err != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// readLoop reads one answer per request. It ends with ctx or at the end of
+// input; a read already under way ends when the input does.
+func (r *Reviewer) readLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.want:
+		}
+		text, err := r.readAnswer()
+		r.got <- answer{text, err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readAnswer returns one key (key mode) or one line.
+func (r *Reviewer) readAnswer() (string, error) {
+	if !r.keys {
+		line, err := r.in.ReadString('\n')
+		if err != nil && line == "" {
+			return "", err
+		}
+		return strings.ToLower(strings.TrimSpace(line)), nil
+	}
+	for {
+		c, _, err := r.in.ReadRune()
+		if err != nil {
+			return "", err
+		}
+		switch c {
+		case '\r', '\n', ' ', '\t':
+			continue
+		case 4: // Ctrl-D: the terminal does not turn it into end of input in cbreak mode
+			return "", io.EOF
+		}
+		return strings.ToLower(string(c)), nil
+	}
+}
+
+// arm asks the reader for the next answer unless a read is under way.
+func (r *Reviewer) arm() {
+	if !r.pending {
+		r.pending = true
+		r.want <- struct{}{}
+	}
+}
+
+// nextAnswer waits for the user's answer, or returns ok=false when the
+// queue changed first (the caller checks whether its diff is still open).
+func (r *Reviewer) nextAnswer(ctx context.Context) (text string, ok bool, err error) {
+	if r.inErr != nil {
+		return "", false, r.inErr
+	}
+	r.arm()
+	select {
+	case <-ctx.Done():
+		return "", false, nil
+	case <-r.wake:
+		return "", false, nil
+	case a := <-r.got:
+		r.pending = false
+		if a.err != nil {
+			r.inErr = fmt.Errorf("read answer: %w", a.err)
+			return "", false, r.inErr
+		}
+		return a.text, true, nil
 	}
 }
 
@@ -206,25 +336,43 @@ func (r *Reviewer) show(req companion.DiffRequest) {
 	}
 }
 
-func (r *Reviewer) ask(req companion.DiffRequest, d Decider) error {
+func (r *Reviewer) prompt() {
+	hint := "(type a letter, then Enter)"
+	if r.keys {
+		hint = "(one key)"
+	}
+	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, hint))
+}
+
+func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider) error {
 	r.show(req)
+	r.prompt()
 	for {
-		fmt.Fprintf(r.out, "%s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"))
-		line, err := r.in.ReadString('\n')
-		if err != nil && line == "" {
-			return fmt.Errorf("read answer: %w", err)
+		answer, ok, err := r.nextAnswer(ctx)
+		if err != nil {
+			return err
 		}
-		answer := strings.ToLower(strings.TrimSpace(line))
+		if ctx.Err() != nil {
+			return nil
+		}
 		// The diff may have been answered in the CLI, or replaced, while we
 		// waited for the user.
-		cur, ok := r.peek(req.FilePath)
-		if !ok {
-			fmt.Fprintln(r.out, "That diff is no longer open.")
+		cur, open := r.peek(req.FilePath)
+		if !open {
+			if ok {
+				fmt.Fprintln(r.out, "That diff is no longer open.")
+			}
 			return nil
 		}
 		if cur.NewContent != req.NewContent {
-			fmt.Fprintln(r.out, "Gemini CLI replaced that proposal; here is the new one.")
+			fmt.Fprintln(r.out, "\nGemini CLI replaced that proposal; here is the new one.")
 			return nil
+		}
+		if !ok {
+			continue // another file's diff was queued; keep asking about this one
+		}
+		if r.keys {
+			fmt.Fprintln(r.out, answer)
 		}
 		switch answer {
 		case "a", "y", "yes", "accept":
@@ -241,6 +389,7 @@ func (r *Reviewer) ask(req companion.DiffRequest, d Decider) error {
 			content, err := r.edit(req)
 			if err != nil {
 				fmt.Fprintf(r.out, "Could not edit: %v\n", err)
+				r.prompt()
 				continue
 			}
 			if _, ok := r.take(req.FilePath); !ok {
@@ -252,6 +401,7 @@ func (r *Reviewer) ask(req companion.DiffRequest, d Decider) error {
 			return nil
 		default:
 			fmt.Fprintln(r.out, "Please answer a, r or e.")
+			r.prompt()
 		}
 	}
 }
@@ -279,6 +429,10 @@ func (r *Reviewer) edit(req companion.DiffRequest) (string, error) {
 		return "", fmt.Errorf("write proposal: %w", err)
 	}
 	cmd := r.editor(path)
+	if r.cooked != nil {
+		resume := r.cooked()
+		defer resume()
+	}
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("run editor: %w", err)
 	}

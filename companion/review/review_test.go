@@ -116,7 +116,7 @@ func TestAcceptRejectAndRetryOnNonsense(t *testing.T) {
 	}
 }
 
-func TestClosedByTheCLIWhileAsking(t *testing.T) {
+func TestClosedByTheCLIWhileAskingShowsTheNextDiffAtOnce(t *testing.T) {
 	r, in, out, d := run(t, Options{})
 	r.OpenDiff(context.Background(), req("/w/a.txt", "x\n"))
 	waitOutput(t, out, "Accept [a]")
@@ -124,9 +124,13 @@ func TestClosedByTheCLIWhileAsking(t *testing.T) {
 	if err != nil || content == nil || *content != "x\n" {
 		t.Fatalf("CloseDiff: %v %v", content, err)
 	}
-	io.WriteString(in, "a\n")
-	waitOutput(t, out, "no longer open")
+	waitOutput(t, out, "/w/a.txt was answered in Gemini CLI")
+	// The next proposal is shown without any key pressed.
 	r.OpenDiff(context.Background(), req("/w/c.txt", "c\n"))
+	waitOutput(t, out, "proposes a change to /w/c.txt")
+	if n := strings.Count(out.String(), "Accept [a]"); n != 2 {
+		t.Fatalf("want the question asked twice, got %d:\n%s", n, out.String())
+	}
 	io.WriteString(in, "r\n")
 	if got := d.wait(t, 1); len(got) != 1 || got[0] != "reject /w/c.txt" {
 		t.Fatalf("the closed diff was decided: %q", got)
@@ -134,6 +138,39 @@ func TestClosedByTheCLIWhileAsking(t *testing.T) {
 	if c, _ := r.CloseDiff(context.Background(), "/w/none.txt"); c != nil {
 		t.Fatal("closing an unknown diff returned content")
 	}
+}
+
+func TestKeyModeActsOnOneKeyAndDropsStrayKeys(t *testing.T) {
+	r, in, out, d := run(t, Options{Keys: true})
+	if !strings.Contains(r.HowToAnswer(), "one key") {
+		t.Fatalf("key mode not announced: %q", r.HowToAnswer())
+	}
+	// A key pressed while nothing is asked must not answer a later diff.
+	r.OpenDiff(context.Background(), req("/w/a.txt", "a\n"))
+	waitOutput(t, out, "(one key)")
+	io.WriteString(in, "x")
+	waitOutput(t, out, "Please answer a, r or e.")
+	io.WriteString(in, "a") // no Enter
+	if got := d.wait(t, 1); got[0] != "accept /w/a.txt a\n" {
+		t.Fatalf("decisions %q", got)
+	}
+	io.WriteString(in, "\rr") // Enter is ignored; "r" arrives while nothing is asked
+	waitOutput(t, out, "No proposed edit is waiting for an answer.")
+	r.OpenDiff(context.Background(), req("/w/b.txt", "b\n"))
+	waitOutput(t, out, "proposes a change to /w/b.txt")
+	io.WriteString(in, "n")
+	if got := d.wait(t, 1); len(got) != 2 || got[1] != "reject /w/b.txt" {
+		t.Fatalf("decisions %q", got)
+	}
+}
+
+func TestLineModeSaysSo(t *testing.T) {
+	r, _, out, _ := run(t, Options{})
+	if !strings.Contains(r.HowToAnswer(), "not a terminal") {
+		t.Fatalf("line mode not announced: %q", r.HowToAnswer())
+	}
+	r.OpenDiff(context.Background(), req("/w/a.txt", "a\n"))
+	waitOutput(t, out, "(type a letter, then Enter)")
 }
 
 func TestEditThenAccept(t *testing.T) {

@@ -10,6 +10,8 @@ import html
 import os
 import shlex
 import shutil
+import subprocess
+import threading
 import sys
 
 import sublime
@@ -467,6 +469,51 @@ class GeminiStatusCommand(sublime_plugin.WindowCommand):
             sublime.message_dialog("\n".join(lines))
 
         session.status_info(show)
+
+
+def doctor_argv(binary, env, cwd, environ=None, in_container=None):
+    """The doctor command for a terminal of this window: the companion's
+    variables in the environment, as the Gemini CLI opened from here gets
+    them. Returns (argv, environment)."""
+    environ = dict(os.environ if environ is None else environ)
+    environ.update(env or {})
+    if in_container is None:
+        in_container = os.path.exists("/.dockerenv")
+    if in_container and not environ.get("SSH_CONNECTION") and not environ.get("REMOTE_CONTAINERS"):
+        environ["REMOTE_CONTAINERS"] = "1"
+    return [binary, "doctor", "--workspace", cwd], environ
+
+
+class GeminiDoctorCommand(sublime_plugin.WindowCommand):
+    """Show `gemini-ide-companion doctor`: would a Gemini CLI started from
+    this window connect, and if not, what to do."""
+
+    def run(self):
+        session = ensure_session(self.window)
+        session.when_ready(lambda ok: self._run(session))
+
+    def _run(self, session):
+        window = self.window
+        binary = session.binary
+        if not binary:
+            sublime.message_dialog("Gemini Companion: Doctor\n\n" + (session.last_error or "No companion binary found."))
+            return
+        base = dict(session.environ)
+        if isinstance(session.extra_env, dict):
+            base.update(session.extra_env)  # the companion's own "env" setting
+        argv, environ = doctor_argv(binary, session.env if session.running else {},
+                                    _terminal_cwd(window, session), environ=base)
+
+        def work():
+            try:
+                proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, timeout=60)
+                text = proc.stdout.decode("utf-8", "replace")
+            except (OSError, subprocess.SubprocessError) as exc:
+                text = "Could not run %s: %s" % (binary, exc)
+            sublime.set_timeout(lambda: sublime.message_dialog("Gemini Companion: Doctor\n\n" + text), 0)
+
+        threading.Thread(target=work, name="gemini-companion-doctor", daemon=True).start()
 
 
 class GeminiOpenTerminalCommand(sublime_plugin.WindowCommand):

@@ -54,6 +54,8 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 	if disc.IDEInfo.DisplayName == "" {
 		t.Fatalf("the discovery file has no ideInfo.displayName; the CLI would refuse it")
 	}
+	// In a terminal, the companion says that one key answers.
+	companion.WaitFor(t, "with one key", 10*time.Second)
 
 	// Terminal B: the Gemini CLI in the same workspace, no IDE variables:
 	// it finds the companion through the discovery file.
@@ -64,8 +66,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		Width:   160, Height: 50,
 	})
 	cli.WaitFor(t, "Type your message", 60*time.Second)
-	cli.Type(t, "/ide status")
-	cli.WaitFor(t, "Connected to "+disc.IDEInfo.DisplayName, 20*time.Second)
+	ideStatus(t, cli, disc.IDEInfo.DisplayName, 30*time.Second)
 
 	t.Run("accept", func(t *testing.T) {
 		proposed := "first line\nsecond line, proposed by the model\n"
@@ -81,7 +82,8 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 			t.Fatalf("the file changed before the user answered: %q", got)
 		}
 
-		companion.Type(t, "a")
+		// One key press, no Enter.
+		companion.Keys(t, "a")
 		waitFile(t, target, proposed, 30*time.Second, cli)
 		// The CLI reports the write to the model as done.
 		reqs := api.WaitRequests(t, before+2, 30*time.Second)
@@ -100,7 +102,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 
 		waitQuestion(t, companion, "+this must never reach the disk")
 		cli.WaitFor(t, "Apply this change?", 30*time.Second)
-		companion.Type(t, "r")
+		companion.Keys(t, "r")
 		// The CLI shows the write as cancelled; only then is "the file is
 		// untouched" meaningful.
 		cli.WaitFor(t, "Request cancelled.", 30*time.Second)
@@ -116,7 +118,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 
 		waitQuestion(t, companion, "+third line, proposed by the model")
 		cli.WaitFor(t, "Apply this change?", 30*time.Second)
-		companion.Type(t, "e")
+		companion.Keys(t, "e")
 		waitFile(t, target, proposed+"line the user typed in $EDITOR\n", 30*time.Second, cli)
 	})
 
@@ -132,6 +134,22 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		waitFile(t, target, proposed, 30*time.Second, cli)
 		// The companion drops the question: the CLI closed the diff.
 		companion.WaitFor(t, "was answered in Gemini CLI", 10*time.Second)
+	})
+
+	t.Run("the next proposal appears at once", func(t *testing.T) {
+		// The reported bug: after a diff was answered in the CLI, the
+		// companion showed the next one only after Enter was pressed in
+		// its terminal. Nothing is typed into the companion here until
+		// the question is on its screen.
+		cli.Type(t, "/clear")
+		cli.WaitFor(t, "Type your message", 30*time.Second)
+		proposed := readFile(t, target) + "fifth line, shown without a key press\n"
+		api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
+		cli.Type(t, "add a fifth line to notes.txt")
+		waitQuestion(t, companion, "+fifth line, shown without a key press")
+		cli.WaitFor(t, "Apply this change?", 30*time.Second)
+		companion.Keys(t, "a")
+		waitFile(t, target, proposed, 30*time.Second, cli)
 	})
 }
 

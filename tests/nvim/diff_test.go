@@ -42,10 +42,12 @@ for _, tab in ipairs(api.nvim_list_tabpages()) do
   local wins = api.nvim_tabpage_list_wins(tab)
   local names = {}
   for _, w in ipairs(wins) do names[#names + 1] = api.nvim_buf_get_name(api.nvim_win_get_buf(w)) end
-  if #wins == 2 and names[2] == "gemini://proposal/" .. path then
+  -- The CLI's terminal may share the tab (on the right), to keep its size.
+  local term_too = #wins == 3 and api.nvim_buf_get_option(api.nvim_win_get_buf(wins[3]), "buftype") == "terminal"
+  if (#wins == 2 or term_too) and names[2] == "gemini://proposal/" .. path then
     local l, r = api.nvim_win_get_buf(wins[1]), api.nvim_win_get_buf(wins[2])
     out.found = true
-    out.wins = #wins
+    out.wins = term_too and 2 or #wins
     out.diff = { api.nvim_win_get_option(wins[1], "diff"), api.nvim_win_get_option(wins[2], "diff") }
     out.left = api.nvim_buf_get_lines(l, 0, -1, false)
     out.left_modifiable = api.nvim_buf_get_option(l, "modifiable")

@@ -34,6 +34,10 @@ func TestCheckhealth(t *testing.T) {
 		"discovery file present: " + path,
 		"port " + itoa(f.Port) + " answers",
 		"connected Gemini CLI sessions: 0",
+		// doctor's findings, about the CLI :GeminiCli would start.
+		"a gemini started here picks Neovim on port " + itoa(f.Port),
+		"MCP initialize on 127.0.0.1:" + itoa(f.Port) + " with the file's token succeeded",
+		"a gemini started by :GeminiCli here would connect",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the health report does not say %q:\n%s", want, report)
@@ -48,6 +52,9 @@ func TestCheckhealth(t *testing.T) {
 	report = checkhealth(t, nv)
 	if !strings.Contains(report, "the sidecar is stopped") || !strings.Contains(report, ":GeminiStart") {
 		t.Errorf("a stopped sidecar is not reported with advice:\n%s", report)
+	}
+	if !strings.Contains(report, "would not connect") || !strings.Contains(report, "start one first") {
+		t.Errorf("doctor does not say that a CLI would not connect without the sidecar:\n%s", report)
 	}
 }
 
@@ -69,7 +76,7 @@ func TestHelpTags(t *testing.T) {
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"auto_start": false}})
 	nv.Cmd(t, "helptags "+filepath.Join(root, "doc"))
 	nv.Lua(t, `vim.opt.rtp:append(...)`, root)
-	for _, tag := range []string{"gemini-companion", ":GeminiSend", "<Plug>(GeminiAccept)", "gemini-companion-options", "gemini_companion.statusline()"} {
+	for _, tag := range []string{"gemini-companion", ":GeminiSend", ":GeminiFocus", "<Plug>(GeminiFocus)", "gemini-companion-reload", "<Plug>(GeminiAccept)", "gemini-companion-options", "gemini_companion.statusline()"} {
 		nv.Cmd(t, "help "+tag)
 		var line string
 		nv.LuaJSON(t, &line, `return vim.fn.expand("%:t") .. ":" .. vim.api.nvim_get_current_line()`)

@@ -89,11 +89,11 @@ func TestGeminiCliTerminalAndSend(t *testing.T) {
 	waitTermText(t, nv, "@a.txt")
 	nv.Cmd(t, "wincmd p")
 	nv.Cmd(t, "2,3GeminiSend")
-	waitTermText(t, nv, "@a.txt (lines 2-3)")
+	waitTermText(t, nv, "@a.txt#L2-3")
 	nv.Cmd(t, "wincmd p")
 	nv.Cmd(t, "xmap <F7> <Plug>(GeminiSend)")
 	nv.Input(t, "<Esc>ggVj<F7>")
-	waitTermText(t, nv, "@a.txt (lines 1-2)")
+	waitTermText(t, nv, "@a.txt#L1-2")
 	nv.Cmd(t, "wincmd p")
 	nv.Cmd(t, "edit dir/my\\ file(1).txt")
 	nv.Cmd(t, "GeminiSend")
@@ -104,7 +104,7 @@ func TestGeminiCliTerminalAndSend(t *testing.T) {
 	nv.WaitLua(t, "the terminal window to close", `return #vim.fn.win_findbuf(require("gemini_companion.terminal").term.buf) == 0`, waitTimeout)
 	nv.Cmd(t, "GeminiToggle")
 	nv.WaitLua(t, "the terminal window to show", `return #vim.fn.win_findbuf(require("gemini_companion.terminal").term.buf) == 1`, waitTimeout)
-	if !strings.Contains(termText(t, nv), "@a.txt (lines 2-3)") {
+	if !strings.Contains(termText(t, nv), "@a.txt#L2-3") {
 		t.Errorf("the CLI lost its input when hidden")
 	}
 }

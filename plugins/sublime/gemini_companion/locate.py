@@ -6,8 +6,8 @@ import sys
 
 BINARY_NAME = "gemini-ide-companion"
 INSTALL_COMMAND = (
-    "go install github.com/gemini-ide-companion/gemini-ide-companion/"
-    "cmd/gemini-ide-companion@latest"
+    "go install ./cmd/gemini-ide-companion "
+    "(in a clone of the gemini-ide-companion repository)"
 )
 
 

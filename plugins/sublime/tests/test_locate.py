@@ -7,8 +7,8 @@ import unittest
 import support
 from gemini_companion import locate
 
-INSTALL = ("go install github.com/gemini-ide-companion/gemini-ide-companion/"
-           "cmd/gemini-ide-companion@latest")
+INSTALL = ("go install ./cmd/gemini-ide-companion "
+           "(in a clone of the gemini-ide-companion repository)")
 
 
 class LocateTest(unittest.TestCase):

@@ -251,8 +251,8 @@ class MissingBinaryTest(PluginTestCase):
         sublime.pump()
         self.assertEqual(len(sublime.state.error_messages), 1)
         message = sublime.state.error_messages[0]
-        self.assertIn("go install github.com/gemini-ide-companion/gemini-ide-companion/"
-                      "cmd/gemini-ide-companion@latest", message)
+        self.assertIn("go install ./cmd/gemini-ide-companion "
+                      "(in a clone of the gemini-ide-companion repository)", message)
         self.assertIn("nowhere", message)
         self.assertEqual(self.session().state, "failed")
         view = self.window.new_file()
@@ -644,6 +644,18 @@ class StatusCommandTest(PluginTestCase):
         self.assertIn("Port: %s" % session.port, text)
         self.assertIn(self.project, text)
         self.assertIn(session.discovery_file, text)
+
+
+class DoctorCommandTest(PluginTestCase):
+
+    def test_doctor_shows_the_findings_for_a_cli_started_from_this_window(self):
+        session = self.ready()
+        self.window.run_command("gemini_doctor")
+        self.pump_until(lambda: sublime.state.message_dialogs)
+        text = sublime.state.message_dialogs[-1]
+        self.assertIn("Gemini Companion: Doctor", text)
+        self.assertIn("MCP initialize on 127.0.0.1:%s with the file's token succeeded" % session.port, text)
+        self.assertIn("would connect (/ide status: Connected)", text)
 
 
 if __name__ == "__main__":

@@ -40,9 +40,19 @@ M.defaults = {
   diff = {
     -- Jump to the diff tab when a diff opens (false: stay, and get a message).
     focus = true,
+    -- When a diff opens while the focus is in the Gemini CLI terminal, stay
+    -- there (the diff tab opens in the background).
+    keep_terminal_focus = false,
+    -- "tab": the diff opens in a tab of its own; "vsplit": as a vertical
+    -- split beside your windows in the current tab.
+    layout = "tab",
     -- Buffer-local keys in the proposal buffer, e.g. "<leader>ga"; false: none.
     keymaps = { accept = false, reject = false },
   },
+  -- Reload buffers whose file changed on disk (the CLI writes accepted
+  -- edits itself); a buffer with unsaved changes is left alone, with a
+  -- warning.
+  reload = true,
   context = {
     -- Cursor and selection events closer together than this are sent once.
     coalesce_ms = 20,
@@ -204,6 +214,7 @@ function M.build(user)
   local ok, err = pcall(validate, {
     auto_start = { opts.auto_start, "boolean" },
     trusted = { opts.trusted, "boolean", true },
+    reload = { opts.reload, "boolean" },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },
@@ -235,6 +246,8 @@ function M.build(user)
       ["terminal.start_insert"] = { opts.terminal.start_insert, "boolean" },
       ["terminal.env"] = { opts.terminal.env, string_map },
       ["diff.focus"] = { opts.diff.focus, "boolean" },
+      ["diff.keep_terminal_focus"] = { opts.diff.keep_terminal_focus, "boolean" },
+      ["diff.layout"] = { opts.diff.layout, one_of({ tab = true, vsplit = true }) },
       ["diff.keymaps"] = { opts.diff.keymaps, "table" },
       ["context.coalesce_ms"] = {
         opts.context.coalesce_ms,

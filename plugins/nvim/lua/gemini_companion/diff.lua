@@ -28,7 +28,7 @@ local function forget(view)
       break
     end
   end
-  pcall(vim.cmd, "redrawstatus")
+  pcall(vim.cmd, "redrawstatus!")
 end
 
 --- Paths with an open diff view, oldest first.
@@ -77,7 +77,14 @@ local function teardown(view)
   forget(view)
   pcall(api.nvim_del_augroup_by_id, view.group)
   local was_here = api.nvim_get_current_tabpage() == view.tab
-  if api.nvim_tabpage_is_valid(view.tab) then
+  if view.split then
+    -- The diff shares the user's tab: close its two windows only.
+    for _, w in ipairs({ view.prop_win, view.orig_win }) do
+      if api.nvim_win_is_valid(w) and #api.nvim_tabpage_list_wins(api.nvim_win_get_tabpage(w)) > 1 then
+        pcall(api.nvim_win_close, w, true)
+      end
+    end
+  elseif api.nvim_tabpage_is_valid(view.tab) then
     if #api.nvim_list_tabpages() > 1 then
       pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(view.tab))
     else
@@ -102,15 +109,13 @@ local function teardown(view)
   end
   if was_here and api.nvim_tabpage_is_valid(view.origin_tab) then
     api.nvim_set_current_tabpage(view.origin_tab)
-    -- Back to the Gemini CLI terminal the user came from, ready to type.
-    if
-      view.origin_mode == "t"
-      and api.nvim_win_is_valid(view.origin_win)
-      and api.nvim_win_get_tabpage(view.origin_win) == view.origin_tab
-      and api.nvim_buf_get_option(api.nvim_win_get_buf(view.origin_win), "buftype") == "terminal"
-    then
+    -- Back to the window the user came from; into the Gemini CLI terminal
+    -- ready to type if that is where they were.
+    if api.nvim_win_is_valid(view.origin_win) and api.nvim_win_get_tabpage(view.origin_win) == view.origin_tab then
       api.nvim_set_current_win(view.origin_win)
-      vim.cmd("startinsert")
+      if view.origin_mode == "t" and api.nvim_buf_get_option(api.nvim_win_get_buf(view.origin_win), "buftype") == "terminal" then
+        vim.cmd("startinsert")
+      end
     end
   end
 end
@@ -252,13 +257,11 @@ local function label(view)
   end
   local rel = vim.fn.fnamemodify(view.path, ":~:.")
   local note = #parts > 0 and (" [" .. table.concat(parts, "] [") .. "]") or ""
-  local who = view.owner and view.owner ~= "" and (" (CLI " .. view.owner .. ")") or ""
-  local function esc(text)
-    return (text:gsub("%%", "%%%%"))
-  end
+  local who = view.owner and view.owner ~= "" and ("  (CLI " .. view.owner .. ")") or ""
+  local on_disk = view.disk and view.disk ~= "unchangedOnDisk"
   local lines = {
-    [view.prop_win] = esc("Gemini proposal" .. who .. ": " .. rel) .. (note ~= "" and ("%#WarningMsg#" .. esc(note) .. "%*") or ""),
-    [view.orig_win] = esc((view.disk and view.disk ~= "unchangedOnDisk") and ("On disk now: " .. rel) or ("Original: " .. rel)),
+    [view.prop_win] = layout.statusline(rel .. " (proposed by Gemini)  :w accepts with your edits  :q rejects" .. who, note),
+    [view.orig_win] = layout.statusline(on_disk and ("On disk now: " .. rel .. " (read-only)") or (rel .. " (now, read-only)")),
   }
   for win, line in pairs(lines) do
     if api.nvim_win_is_valid(win) then
@@ -311,7 +314,13 @@ local function open_view(path, new_content, original, req)
   end
 
   util.leave_visual()
-  vim.cmd("tab sbuffer " .. orig)
+  local layout = require("gemini_companion.layout")
+  local split = config.options.diff.layout == "vsplit"
+  if split then
+    layout.open_split(orig)
+  else
+    vim.cmd("tab sbuffer " .. orig)
+  end
   local tab = api.nvim_get_current_tabpage()
   local orig_win = api.nvim_get_current_win()
   vim.cmd("vertical rightbelow sbuffer " .. prop)
@@ -320,6 +329,10 @@ local function open_view(path, new_content, original, req)
     api.nvim_win_call(win, function()
       vim.cmd("diffthis")
     end)
+  end
+  layout.label(split and nil or tab, path)
+  if not split then
+    layout.keep_terminal_size(origin_tab, prop_win)
   end
 
   local view = {
@@ -333,6 +346,7 @@ local function open_view(path, new_content, original, req)
     origin_tab = origin_tab,
     origin_win = origin_win,
     origin_mode = origin_mode,
+    split = split,
     done = false,
     diff_id = type(req.diffId) == "number" and req.diffId or nil,
     owner = type(req.owner) == "string" and req.owner or nil,
@@ -390,7 +404,8 @@ local function open_view(path, new_content, original, req)
   if type(req.notice) == "string" and req.notice ~= "" then
     util.notify(req.notice, "warn")
   end
-  if config.options.diff.focus then
+  local keep_terminal = config.options.diff.keep_terminal_focus and origin_mode == "t"
+  if config.options.diff.focus and not keep_terminal then
     local m = origin_mode:sub(1, 1)
     if m == "i" or m == "t" or m == "R" then
       vim.cmd("stopinsert")
@@ -409,7 +424,7 @@ local function open_view(path, new_content, original, req)
       string.format("Gemini proposes a change to %s (tab %d): :GeminiAccept or :GeminiReject", rel, api.nvim_tabpage_get_number(tab))
     )
   end
-  pcall(vim.cmd, "redrawstatus")
+  pcall(vim.cmd, "redrawstatus!")
   return view
 end
 

@@ -56,6 +56,62 @@ local function port_answers(port)
   return failure == nil, failure
 end
 
+-- Runs `gemini-ide-companion doctor --json` with the environment a CLI
+-- opened by :GeminiCli gets, so its findings are about that CLI.
+local function doctor(path)
+  local env = {}
+  for k, v in pairs(sidecar.env() or {}) do
+    table.insert(env, k .. "=" .. v)
+  end
+  for k, v in pairs(config.options.terminal.env or {}) do
+    table.insert(env, k .. "=" .. v)
+  end
+  if require("gemini_companion.terminal").in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
+    table.insert(env, "REMOTE_CONTAINERS=1")
+  end
+  local cmd = { path, "doctor", "--json", "--workspace", util.cwd() }
+  if #env > 0 and vim.fn.executable("env") == 1 then
+    cmd = vim.list_extend(vim.list_extend({ "env" }, env), cmd)
+  end
+  local out = vim.fn.system(cmd)
+  local okj, report = pcall(vim.json.decode, out)
+  if not okj or type(report) ~= "table" or type(report.findings) ~= "table" then
+    return nil, "doctor gave no report: " .. vim.trim(out)
+  end
+  return report
+end
+
+local function report_doctor(path)
+  start("gemini_companion: doctor (would a gemini started by :GeminiCli connect?)")
+  if not path then
+    warn("no sidecar binary, so no doctor")
+    return
+  end
+  local report, err = doctor(path)
+  if not report then
+    warn(err)
+    return
+  end
+  for _, f in ipairs(report.findings) do
+    local msg = tostring(f.check) .. ": " .. tostring(f.message)
+    local advice = (f.fix and f.fix ~= "") and { f.fix } or nil
+    if f.level == "ok" then
+      ok(msg)
+    elseif f.level == "info" then
+      info(msg .. (advice and (" (" .. advice[1] .. ")") or ""))
+    elseif f.level == "warn" then
+      warn(msg, advice)
+    else
+      error(msg, advice)
+    end
+  end
+  if report.wouldConnect then
+    ok("a gemini started by :GeminiCli here would connect")
+  else
+    error("a gemini started by :GeminiCli here would not connect; see the errors above")
+  end
+end
+
 function M.check()
   start("gemini_companion: setup")
   if vim.fn.has("nvim-0.7") == 1 then
@@ -125,6 +181,8 @@ function M.check()
       info(string.format("connected Gemini CLI sessions: %s", tostring(st.connectedClients)))
     end
   end
+
+  report_doctor(path)
 
   start("gemini_companion: Gemini CLI")
   local cmd = config.options.terminal.cmd

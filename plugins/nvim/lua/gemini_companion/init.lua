@@ -30,9 +30,13 @@ function M.setup(opts)
     vim.api.nvim_create_autocmd("VimLeavePre", {
       group = group,
       callback = function()
+        require("gemini_companion.terminal").stop_on_exit()
         require("gemini_companion.sidecar").stop_sync()
       end,
     })
+    if config.options.reload then
+      require("gemini_companion.reload").setup()
+    end
   end
   local trusted = config.trust(options)
   if trusted ~= nil and trusted ~= was_trusted then
@@ -76,6 +80,12 @@ function M.open(args, force)
   else
     terminal.open(args or {})
   end
+end
+
+function M.focus()
+  ensure()
+  local _, _, terminal = modules()
+  terminal.focus()
 end
 
 function M.toggle()

@@ -253,7 +253,7 @@ local function on_exit(generation, code, signal)
   for _, fn in ipairs(on_ready) do
     pcall(fn, false)
   end
-  pcall(vim.cmd, "redrawstatus")
+  pcall(vim.cmd, "redrawstatus!")
 
   if was == "stopping" then
     local waiters = state.stop_waiters
@@ -416,7 +416,7 @@ local function spawn(path)
         util.notify("error after start: " .. tostring(e), "error")
       end
     end
-    pcall(vim.cmd, "redrawstatus")
+    pcall(vim.cmd, "redrawstatus!")
     finish_waiters(nil)
   end)
 end
@@ -535,7 +535,7 @@ end
 M.on_notification("status", function(params)
   if type(params.connectedClients) == "number" then
     state.connected = params.connectedClients
-    pcall(vim.cmd, "redrawstatus")
+    pcall(vim.cmd, "redrawstatus!")
   end
 end)
 

@@ -136,9 +136,15 @@ local function launch(args, env)
     full_env.REMOTE_CONTAINERS = "1"
   end
   local cwd = util.cwd()
+  -- An empty table reaches termopen() as a list, which it refuses (E475):
+  -- only pass env when there is something in it.
+  local env_opt = nil
+  if next(full_env) ~= nil then
+    env_opt = full_env
+  end
   local ok, job = pcall(api.nvim_win_call, win, function()
     return start_terminal(cmd, {
-      env = full_env,
+      env = env_opt,
       cwd = cwd,
       on_exit = function(job_id, code)
         vim.schedule(function()
@@ -197,7 +203,7 @@ function M.open(args, on_open)
   end
   sidecar.start(function(err)
     if err then
-      util.notify("starting the Gemini CLI without IDE integration: " .. err, "warn")
+      util.notify("the sidecar could not start (" .. tostring(err) .. "); Gemini CLI runs without IDE integration. :checkhealth gemini_companion says more.", "error")
     end
     if M.running() then
       show(on_open)
@@ -215,6 +221,26 @@ function M.reopen(args)
   M.open(args)
 end
 
+-- Ends the CLI's processes: the job and, since a terminal job leads its
+-- own process group, everything it started (the Gemini CLI re-executes
+-- itself as a child node process).
+local function kill_job(job)
+  local ok, pid = pcall(vim.fn.jobpid, job)
+  if ok and type(pid) == "number" and pid > 0 then
+    pcall(uv.kill, -pid, "sigterm")
+    pcall(uv.kill, pid, "sigterm")
+  end
+  pcall(vim.fn.jobstop, job)
+end
+
+--- Stops the CLI the plugin started, if it runs (on VimLeavePre).
+function M.stop_on_exit()
+  if term.job then
+    kill_job(term.job)
+    term.job = nil
+  end
+end
+
 --- Stops the CLI and closes its windows.
 function M.close()
   if not M.running() then
@@ -222,13 +248,18 @@ function M.close()
   end
   local buf, job = term.buf, term.job
   term.buf, term.job = nil, nil
-  pcall(vim.fn.jobstop, job)
+  kill_job(job)
   for _, w in ipairs(vim.fn.win_findbuf(buf)) do
     if #api.nvim_list_wins() > 1 then
       pcall(api.nvim_win_close, w, true)
     end
   end
   pcall(api.nvim_buf_delete, buf, { force = true })
+end
+
+--- Focuses the CLI's window (opening or starting it if needed).
+function M.focus()
+  M.open({})
 end
 
 --- Hides the CLI's windows if shown, else shows it.
@@ -251,12 +282,45 @@ local function escape_ref(path)
   return (path:gsub("([ \t()%[%]{};|*?$`'\"#&<>!~\\,])", "\\%1"))
 end
 
+-- The path of the entry under the cursor in a file tree (nvim-tree,
+-- neo-tree, oil), or nil when the current buffer is not one.
+local function tree_path()
+  local ft = vim.bo.filetype
+  if ft == "NvimTree" then
+    local ok, node = pcall(function()
+      return require("nvim-tree.api").tree.get_node_under_cursor()
+    end)
+    return ok and node and node.absolute_path or nil
+  elseif ft == "neo-tree" then
+    local ok, node = pcall(function()
+      return require("neo-tree.sources.manager").get_state("filesystem").tree:get_node()
+    end)
+    return ok and node and (node.path or (node.get_id and node:get_id())) or nil
+  elseif ft == "oil" then
+    local ok, path = pcall(function()
+      local oil = require("oil")
+      local entry, dir = oil.get_cursor_entry(), oil.get_current_dir()
+      if entry and dir then
+        return dir .. entry.name
+      end
+    end)
+    return ok and path or nil
+  end
+  return nil
+end
+
 --- The @-reference for the current buffer (with a line range when given),
---- or nil and why not.
+--- or for the entry under the cursor in a file tree; or nil and why not.
 function M.reference(line1, line2)
   local buf = api.nvim_get_current_buf()
   local name = api.nvim_buf_get_name(buf)
-  if api.nvim_buf_get_option(buf, "buftype") ~= "" or name == "" or util.is_url(name) or not util.is_file(name) then
+  local in_tree = tree_path()
+  if in_tree then
+    name, line1, line2 = in_tree, nil, nil
+  elseif api.nvim_buf_get_option(buf, "buftype") ~= "" or name == "" or util.is_url(name) or not util.is_file(name) then
+    return nil, "the current buffer is not a file on disk"
+  end
+  if not in_tree and not util.is_file(name) then
     return nil, "the current buffer is not a file on disk"
   end
   local path = util.realpath(name)
@@ -264,9 +328,9 @@ function M.reference(line1, line2)
   local ref = "@" .. escape_ref(util.relative(path, base))
   if line1 and line2 then
     if line1 == line2 then
-      ref = ref .. string.format(" (line %d)", line1)
+      ref = ref .. string.format("#L%d", line1)
     else
-      ref = ref .. string.format(" (lines %d-%d)", line1, line2)
+      ref = ref .. string.format("#L%d-%d", line1, line2)
     end
   end
   return ref

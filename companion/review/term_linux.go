@@ -1,0 +1,8 @@
+package review
+
+import "golang.org/x/sys/unix"
+
+const (
+	ioctlGet = unix.TCGETS
+	ioctlSet = unix.TCSETS
+)
