@@ -3,6 +3,7 @@
 -- the right, editable; `:w` in the proposal accepts it with the user's
 -- edits, `:q` (or closing the tab) rejects it.
 local config = require("gemini_companion.config")
+local layout = require("gemini_companion.layout")
 local sidecar = require("gemini_companion.sidecar")
 local util = require("gemini_companion.util")
 
@@ -314,7 +315,6 @@ local function open_view(path, new_content, original, req)
   end
 
   util.leave_visual()
-  local layout = require("gemini_companion.layout")
   local split = config.options.diff.layout == "vsplit"
   if split then
     layout.open_split(orig)

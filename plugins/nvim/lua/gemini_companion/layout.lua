@@ -9,10 +9,6 @@ local api = vim.api
 -- tab handle -> label
 local labels = {}
 
-local function rel(path)
-  return vim.fn.fnamemodify(path, ":~:.")
-end
-
 --- The tabline our diff tabs get when the user has none of their own:
 --- Neovim's default labels, with "Gemini: <file>" for diff tabs.
 function M.tabline()
