@@ -216,7 +216,7 @@ func TestEditorThatStopsReadingDoesNotHangOpenDiff(t *testing.T) {
 	t.Parallel()
 	sb := testkit.NewSandbox(t)
 	r := startRaw(t, sb)
-	var logs syncBuf
+	var logs testkit.SyncBuffer
 	go io.Copy(&logs, r.stderr)
 	defer func() {
 		if t.Failed() {
@@ -472,21 +472,4 @@ func TestNoTrustIsClaimedUnlessTheEditorSendsIt(t *testing.T) {
 	}
 	ed.Notify(t, "workspace/trustChanged", map[string]any{"isTrusted": false})
 	cli.WaitFor(t, "ide/contextUpdate", wait, has(`"isTrusted":false`))
-}
-
-type syncBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -17,38 +17,7 @@ import path from 'node:path';
 
 import { Editor, pollUntil } from './lib/editor.mjs';
 import { startCli } from './lib/cli.mjs';
-
-// The CLI's code comes from `npm ci` here. Without it the tests are skipped,
-// except in CI (CI set), where that is a failure.
-const coreDir = new URL('./node_modules/@google/gemini-cli-core/package.json', import.meta.url);
-const missing = existsSync(coreDir) ? false
-  : '@google/gemini-cli-core is not installed: run `npm ci` in tests/node';
-if (missing && process.env.CI && !['0', 'false'].includes(process.env.CI)) {
-  throw new Error(`${missing} (CI is set, so this is a failure)`);
-}
-
-const TEST_TIMEOUT = 90_000;
-const options = { timeout: TEST_TIMEOUT, skip: missing };
-
-/**
- * Registers fn to run when test t ends; like Go's t.Cleanup, the last
- * registered runs first (processes stop before their folders go).
- */
-function defer(t, fn) {
-  if (!t.cleanups) {
-    t.cleanups = [];
-    t.after(async () => {
-      for (const f of t.cleanups.reverse()) {
-        try {
-          await f();
-        } catch (err) {
-          t.diagnostic(`cleanup: ${err?.message ?? err}`);
-        }
-      }
-    });
-  }
-  t.cleanups.push(fn);
-}
+import { defer, options } from './lib/harness.mjs';
 
 /** A fresh workspace and TMPDIR, removed when the test ends. */
 function sandbox(t) {

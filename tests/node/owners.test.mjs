@@ -15,30 +15,7 @@ import path from 'node:path';
 
 import { Editor, pollUntil } from './lib/editor.mjs';
 import { startCli } from './lib/cli.mjs';
-
-const coreDir = new URL('./node_modules/@google/gemini-cli-core/package.json', import.meta.url);
-const missing = existsSync(coreDir) ? false
-  : '@google/gemini-cli-core is not installed: run `npm ci` in tests/node';
-if (missing && process.env.CI && !['0', 'false'].includes(process.env.CI)) {
-  throw new Error(`${missing} (CI is set, so this is a failure)`);
-}
-const options = { timeout: 90_000, skip: missing };
-
-function defer(t, fn) {
-  if (!t.cleanups) {
-    t.cleanups = [];
-    t.after(async () => {
-      for (const f of t.cleanups.reverse()) {
-        try {
-          await f();
-        } catch (err) {
-          t.diagnostic(`cleanup: ${err?.message ?? err}`);
-        }
-      }
-    });
-  }
-  t.cleanups.push(fn);
-}
+import { defer, options } from './lib/harness.mjs';
 
 /** A sidecar with an editor that shows diff/state, and two connected CLIs. */
 async function twoClis(t) {

@@ -42,7 +42,7 @@ type Editor struct {
 	Conn *link.Conn
 
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *SyncBuffer
 	served chan struct{}
 	exited chan struct{}
 
@@ -77,7 +77,7 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 		Recorder: newRecorder(),
 		Cmd:      cmd,
 		stdin:    stdin,
-		stderr:   &syncBuffer{},
+		stderr:   &SyncBuffer{},
 		served:   make(chan struct{}),
 		exited:   make(chan struct{}),
 		proposed: map[string]string{},
@@ -245,18 +245,22 @@ func (e *Editor) Kill(sig syscall.Signal) error {
 	return nil
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer that goroutines may write and read at once,
+// for a child process's output that a test reads while it runs.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
