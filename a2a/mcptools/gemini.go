@@ -107,8 +107,8 @@ func (b *Bridge) status(ctx context.Context, req *mcp.CallToolRequest, in Status
 
 // RespondIn are gemini_respond's arguments.
 type RespondIn struct {
-	SessionID string          `json:"session_id"`
-	Decision  json.RawMessage `json:"decision" jsonschema:"approved, denied, modify: …, only: [patterns], free text; or an object {answer} / {action, content}"`
+	SessionID string `json:"session_id"`
+	Decision  any    `json:"decision" jsonschema:"approved, denied, modify: …, only: [patterns], free text; or an object {answer} / {action, content}"`
 }
 
 // RespondOut is gemini_respond's result.
@@ -147,7 +147,11 @@ func (b *Bridge) respond(_ context.Context, _ *mcp.CallToolRequest, in RespondIn
 	if err != nil {
 		return nil, RespondOut{}, err
 	}
-	answer, err := answerText(in.Decision)
+	raw, err := json.Marshal(in.Decision)
+	if err != nil {
+		return nil, RespondOut{}, fmt.Errorf("decision: %w", err)
+	}
+	answer, err := answerText(raw)
 	if err != nil {
 		return nil, RespondOut{}, err
 	}

@@ -273,7 +273,9 @@ func outcomeOf(answer string) (outcome, rest string) {
 	case l == "denied" || l == "deny" || l == "no" || l == "abort":
 		return "cancel", ""
 	case strings.HasPrefix(l, "modify:"):
-		return "modify", strings.TrimPrefix(a[len("modify:"):], " ")
+		// Keep the content exactly (trailing newline included).
+		raw := strings.TrimLeft(answer, " \t\r\n")
+		return "modify", strings.TrimPrefix(raw[len("modify:"):], " ")
 	case strings.HasPrefix(l, "adjust:"):
 		return "text", strings.TrimSpace(a[len("adjust:"):])
 	}
@@ -320,8 +322,9 @@ func (ss *Session) Respond(answer string) (string, error) {
 			if err := os.WriteFile(c.FilePath, []byte(rest), 0o644); err != nil {
 				return "", fmt.Errorf("writing your version of %s: %w", c.FilePath, err)
 			}
-			ss.turn(agent.ConfirmMessage(taskID, contextID, tc.CallID, "cancel"), nil)
-			return fmt.Sprintf("agent's edit denied; your version written to %s", c.FilePath), nil
+			ss.turn(agent.ConfirmMessage(taskID, contextID, tc.CallID, "cancel"),
+				agent.TextMessage(taskID, contextID, fmt.Sprintf("I did not accept your edit of %s; I wrote my own version of it instead, which is now on disk. Keep my version.", c.FilePath)))
+			return fmt.Sprintf("agent's edit denied; your version written to %s and the agent told", c.FilePath), nil
 		}
 		instr := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(rest, "instruction:"), "INSTRUCTION:"))
 		ss.turn(agent.ConfirmMessage(taskID, contextID, tc.CallID, "cancel"),

@@ -74,12 +74,12 @@ type Snapshot struct {
 
 // Supervisor holds the sessions of one bridge.
 type Supervisor struct {
-	base   context.Context
-	stop   context.CancelFunc
-	mu     sync.Mutex
-	byID   map[string]*Session
-	wg     sync.WaitGroup
-	logf   func(format string, args ...any)
+	base context.Context
+	stop context.CancelFunc
+	mu   sync.Mutex
+	byID map[string]*Session
+	wg   sync.WaitGroup
+	logf func(format string, args ...any)
 }
 
 // New returns a Supervisor whose background turns end when Close is called.
@@ -176,7 +176,6 @@ func (ss *Session) add(kind, text string) {
 	}
 	ss.notify()
 }
-
 
 // Attach returns a session for a task that already exists on ag (started
 // elsewhere); it starts idle, as if its last turn had completed.
