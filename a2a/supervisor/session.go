@@ -24,6 +24,7 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 	ss.status = Running
 	ss.result = ""
 	ss.errText = ""
+	ss.follow = follow
 	ss.notify()
 	ss.mu.Unlock()
 	ss.sup.wg.Add(1)
@@ -34,12 +35,12 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 			ss.stream(ctx, msg)
 			msg = nil
 			ss.mu.Lock()
-			if follow != nil && ss.status == Complete {
-				msg, follow = follow, nil
+			if ss.follow != nil && ss.status == Running {
+				msg, ss.follow = ss.follow, nil
 				msg.TaskID, msg.ContextID = a2a.TaskID(ss.taskID), ss.contextID
-				ss.status, ss.result = Running, ""
-				ss.notify()
+				ss.result = ""
 			}
+			ss.follow = nil
 			ss.mu.Unlock()
 		}
 		ss.mu.Lock()
@@ -120,9 +121,12 @@ func (ss *Session) apply(u agent.Update) bool {
 	if !u.Final {
 		return false
 	}
-	if len(ss.pending) > 0 {
+	switch {
+	case len(ss.pending) > 0:
 		ss.status = Waiting
-	} else {
+	case ss.follow != nil:
+		// A follow-up message goes out next: still running.
+	default:
 		ss.status = Complete
 	}
 	ss.notify()

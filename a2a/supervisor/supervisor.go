@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 )
 
@@ -116,6 +118,7 @@ type Session struct {
 	running   bool
 	cancelRun context.CancelFunc
 	state     string
+	follow    *a2a.Message
 	watchers  map[int]func(Progress)
 	nextWatch int
 }
