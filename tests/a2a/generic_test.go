@@ -1,3 +1,5 @@
+//go:build !windows
+
 package a2a_test
 
 import (
