@@ -73,12 +73,14 @@ type AgentInfo struct {
 	URL          string   `json:"url"`
 	Description  string   `json:"description,omitempty"`
 	Skills       []string `json:"skills,omitempty"`
-	Capabilities any      `json:"capabilities,omitempty"`
+	Capabilities Caps     `json:"capabilities"`
 	Version      string   `json:"version,omitempty"`
 }
 
 func info(a *agent.Agent) AgentInfo {
-	ai := AgentInfo{Name: a.Name, URL: a.URL, Description: a.Card.Description, Capabilities: a.Card.Capabilities, Version: a.Card.Version}
+	c := a.Card.Capabilities
+	ai := AgentInfo{Name: a.Name, URL: a.URL, Description: a.Card.Description, Version: a.Card.Version,
+		Capabilities: Caps{Streaming: c.Streaming, PushNotifications: c.PushNotifications, StateTransitionHistory: c.StateTransitionHistory}}
 	for _, s := range a.Card.Skills {
 		ai.Skills = append(ai.Skills, s.Name)
 	}
@@ -108,6 +110,13 @@ func (b *Bridge) loadAgent(ctx context.Context, _ *mcp.CallToolRequest, in LoadA
 	}
 	b.agents = append(b.agents, a)
 	return nil, info(a), nil
+}
+
+// Caps are the agent's declared A2A capabilities.
+type Caps struct {
+	Streaming              bool `json:"streaming"`
+	PushNotifications      bool `json:"pushNotifications"`
+	StateTransitionHistory bool `json:"stateTransitionHistory"`
 }
 
 // ListAgentsOut is list_agents' result.
