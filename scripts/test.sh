@@ -6,7 +6,7 @@
 # benchmark round. Ends with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, fuzz, bench)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, fuzz, bench, a2a)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
 # neovim vim tmux). Node packages are installed here with npm ci.
@@ -79,9 +79,13 @@ fuzz_briefly() {
 	done <"$list"
 }
 
-if want go || want node || want sublime || want bench; then
+if want go || want node || want sublime || want bench || want a2a; then
 	step "npm ci (tests/node)" npm_deps tests/node
 	step "build sidecar" build_binary
+fi
+if want go || want a2a; then
+	# Gemini CLI's A2A server, for the A2A bridge's tests (tests/a2a).
+	step "npm ci (tests/a2a)" npm_deps tests/a2a
 fi
 if want go; then
 	step "gofmt" gofmt_clean
@@ -89,6 +93,8 @@ if want go; then
 	step "staticcheck" staticcheck
 	step "go test -race" go_tests
 fi
+want a2a && step "A2A bridge tests (tests/a2a)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/
+want a2a && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly

@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 // needServer skips (or, under CI, fails) when the A2A server or node is missing.
-func needServer(t *testing.T) {
+func needServer(t testing.TB) {
 	t.Helper()
 	_, errNode := exec.LookPath("node")
 	_, errSrv := os.Stat(serverScript())
@@ -78,7 +78,7 @@ type sandbox struct {
 	ws   string
 }
 
-func newSandbox(t *testing.T) *sandbox {
+func newSandbox(t testing.TB) *sandbox {
 	t.Helper()
 	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir()}
 	if err := os.MkdirAll(filepath.Join(sb.home, ".gemini"), 0o700); err != nil {
@@ -97,7 +97,7 @@ func (sb *sandbox) env() []string {
 }
 
 // startAgent starts Gemini CLI's A2A server for the sandbox's workspace.
-func (sb *sandbox) startAgent(t *testing.T) *launch.Server {
+func (sb *sandbox) startAgent(t testing.TB) *launch.Server {
 	t.Helper()
 	needServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -113,7 +113,7 @@ func (sb *sandbox) startAgent(t *testing.T) *launch.Server {
 // tlog writes the server's output to the test log while the test runs.
 type tlog struct {
 	mu   sync.Mutex
-	t    *testing.T
+	t    testing.TB
 	done bool
 }
 
@@ -135,7 +135,7 @@ type bridge struct {
 	logs   []string
 }
 
-func startBridge(t *testing.T, env []string, args ...string) *bridge {
+func startBridge(t testing.TB, env []string, args ...string) *bridge {
 	t.Helper()
 	b := &bridge{}
 	cmd := exec.Command(bridgeBin, args...)
@@ -180,7 +180,7 @@ func (b *bridge) stderrText() string {
 
 // call calls a tool and returns its structured result, and whether it was
 // an error (with the error text).
-func (b *bridge) call(t *testing.T, name string, args map[string]any) (map[string]any, string) {
+func (b *bridge) call(t testing.TB, name string, args map[string]any) (map[string]any, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -204,7 +204,7 @@ func (b *bridge) call(t *testing.T, name string, args map[string]any) (map[strin
 }
 
 // ok calls a tool that must succeed.
-func (b *bridge) ok(t *testing.T, name string, args map[string]any) map[string]any {
+func (b *bridge) ok(t testing.TB, name string, args map[string]any) map[string]any {
 	t.Helper()
 	out, errText := b.call(t, name, args)
 	if errText != "" {
@@ -214,7 +214,7 @@ func (b *bridge) ok(t *testing.T, name string, args map[string]any) map[string]a
 }
 
 // fails calls a tool that must fail with a message containing want.
-func (b *bridge) fails(t *testing.T, name string, args map[string]any, want string) {
+func (b *bridge) fails(t testing.TB, name string, args map[string]any, want string) {
 	t.Helper()
 	out, errText := b.call(t, name, args)
 	if errText == "" {
@@ -227,7 +227,7 @@ func (b *bridge) fails(t *testing.T, name string, args map[string]any, want stri
 
 // waitStatus polls gemini_status until the session's status is one of want,
 // and returns the last status with all progress seen.
-func (b *bridge) waitStatus(t *testing.T, sid string, want ...string) (map[string]any, []string) {
+func (b *bridge) waitStatus(t testing.TB, sid string, want ...string) (map[string]any, []string) {
 	t.Helper()
 	var progress []string
 	deadline := time.Now().Add(2 * time.Minute)
@@ -253,7 +253,7 @@ func (b *bridge) waitStatus(t *testing.T, sid string, want ...string) (map[strin
 	}
 }
 
-func readFile(t *testing.T, path string) (string, bool) {
+func readFile(t testing.TB, path string) (string, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
