@@ -79,7 +79,7 @@ func Find(dir string) ([]string, error) {
 			break
 		}
 	}
-	return nil, errors.New("Gemini CLI's A2A server not found: install it (npm install -g @google/gemini-cli-a2a-server) or pass --server-command")
+	return nil, errors.New("the Gemini CLI A2A server was not found: install it (npm install -g @google/gemini-cli-a2a-server) or pass --server-command")
 }
 
 // Start starts the server and waits until it listens.
@@ -195,15 +195,6 @@ func (s *Server) Stop() {
 }
 
 func (s *Server) cleanup() { os.RemoveAll(s.tmp) }
-
-func hasEnv(env []string, key string) bool {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, key+"=") {
-			return true
-		}
-	}
-	return false
-}
 
 func quoteNodeOpt(p string) string {
 	if strings.ContainsAny(p, " \"\\") {

@@ -349,10 +349,11 @@ func (b *Bridge) waitSettled(ctx context.Context, req *mcp.CallToolRequest, ss *
 	return ss.WaitSettled(ctx)
 }
 
-// forward sends the session's progress to the caller: progress
-// notifications when it gave a token, log messages always.
+// forward sends the session's progress to the caller as progress
+// notifications, when it gave a progress token. (MCP logging is deprecated
+// as of protocol 2026-07-28, so progress is not duplicated as log lines.)
 func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supervisor.Session) func() {
-	if req == nil || req.Session == nil {
+	if req == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
 		return func() {}
 	}
 	ch := make(chan supervisor.Progress, 64)
@@ -378,10 +379,7 @@ func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supe
 			case p := <-ch:
 				n++
 				msg := p.Kind + ": " + p.Text
-				if token != nil {
-					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
-				}
-				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "gemini-a2a-mcp", Data: ss.ID() + " " + msg})
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 			}
 		}
 	}()

@@ -134,7 +134,7 @@ func run() error {
 			if s != nil {
 				select {
 				case <-s.Done():
-					return nil, errors.New("Gemini CLI's A2A server has exited; restart the bridge")
+					return nil, errors.New("the Gemini CLI A2A server has exited; restart the bridge")
 				default:
 				}
 			}

@@ -128,11 +128,11 @@ func (l *tlog) Write(p []byte) (int, error) {
 
 // bridge is one gemini-a2a-mcp process with an MCP client session on it.
 type bridge struct {
-	cs     *mcp.ClientSession
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr []string
-	logs   []string
+	cs       *mcp.ClientSession
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	stderr   []string
+	progress []string
 }
 
 func startBridge(t testing.TB, env []string, args ...string) *bridge {
@@ -152,9 +152,9 @@ func startBridge(t testing.TB, env []string, args ...string) *bridge {
 	}()
 	b.cmd = cmd
 	client := mcp.NewClient(&mcp.Implementation{Name: "a2a-test", Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			b.mu.Lock()
-			b.logs = append(b.logs, fmt.Sprint(r.Params.Data))
+			b.progress = append(b.progress, r.Params.Message)
 			b.mu.Unlock()
 		},
 	})

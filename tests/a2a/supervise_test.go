@@ -1,9 +1,12 @@
 package a2a_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 )
@@ -129,6 +132,26 @@ func TestSupervise(t *testing.T) {
 		}
 		if !strings.Contains(out["model_note"].(string), "fixes its model") {
 			t.Fatalf("model_note = %v", out["model_note"])
+		}
+	})
+
+	t.Run("SyncStartWithProgress", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Text("Sync answer."))
+		params := &mcp.CallToolParams{Name: "gemini_task_start", Arguments: map[string]any{"task": "say it", "async": false}}
+		params.SetProgressToken("tok-1")
+		res, err := b.cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			t.Fatalf("gemini_task_start: %v %v", err, res)
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		if out["status"] != "complete" || out["result"] != "Sync answer." {
+			t.Fatalf("synchronous start = %v", out)
+		}
+		b.mu.Lock()
+		progress := strings.Join(b.progress, "\n")
+		b.mu.Unlock()
+		if !strings.Contains(progress, "text: Sync answer.") {
+			t.Fatalf("progress notifications = %q", progress)
 		}
 	})
 
