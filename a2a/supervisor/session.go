@@ -25,6 +25,8 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 	ss.result = ""
 	ss.errText = ""
 	ss.follow = follow
+	ss.gen++
+	gen := ss.gen
 	ss.notify()
 	ss.mu.Unlock()
 	ss.sup.wg.Add(1)
@@ -35,16 +37,22 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 			ss.stream(ctx, msg)
 			msg = nil
 			ss.mu.Lock()
-			if ss.follow != nil && ss.status == Running {
-				msg, ss.follow = ss.follow, nil
-				msg.TaskID, msg.ContextID = a2a.TaskID(ss.taskID), ss.contextID
-				ss.result = ""
+			// A newer turn (an answer given as soon as this one settled)
+			// owns the follow-up and the running flag.
+			if ss.gen == gen {
+				if ss.follow != nil && ss.status == Running {
+					msg, ss.follow = ss.follow, nil
+					msg.TaskID, msg.ContextID = a2a.TaskID(ss.taskID), ss.contextID
+					ss.result = ""
+				}
+				ss.follow = nil
 			}
-			ss.follow = nil
 			ss.mu.Unlock()
 		}
 		ss.mu.Lock()
-		ss.running = false
+		if ss.gen == gen {
+			ss.running = false
+		}
 		ss.notify()
 		ss.mu.Unlock()
 	}()

@@ -119,6 +119,7 @@ type Session struct {
 	cancelRun context.CancelFunc
 	state     string
 	follow    *a2a.Message
+	gen       int
 	watchers  map[int]func(Progress)
 	nextWatch int
 }
