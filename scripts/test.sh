@@ -86,6 +86,8 @@ fi
 if want go || want a2a; then
 	# Gemini CLI's A2A server, for the A2A bridge's tests (tests/a2a).
 	step "npm ci (tests/a2a)" npm_deps tests/a2a
+	# Claude Code, as a second real MCP client of the bridge.
+	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
 fi
 if want go; then
 	step "gofmt" gofmt_clean
