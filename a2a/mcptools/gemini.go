@@ -33,6 +33,8 @@ func (b *Bridge) geminiAgent(ctx context.Context) (*agent.Agent, error) {
 	if b.gemini == nil {
 		return nil, errors.New("no Gemini agent: start the bridge with --agent URL, or without --no-start in a folder where Gemini CLI's A2A server can run")
 	}
+	ctx, cancel := context.WithTimeout(ctx, b.CallTimeout)
+	defer cancel()
 	return b.gemini(ctx)
 }
 

@@ -82,6 +82,11 @@ func run() error {
 	var gemini mcptools.GeminiAgent
 	var srv *launch.Server
 	var srvMu sync.Mutex
+	// startCtx ends before the bridge returns, so a server still starting
+	// then is stopped rather than left behind.
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	startDone := make(chan struct{})
 	switch {
 	case *agentURL != "":
 		gemini = attach(*agentURL, hc)
@@ -90,58 +95,52 @@ func run() error {
 		if *serverCmd != "" {
 			command = strings.Fields(*serverCmd)
 		}
-		type started struct {
-			a   *agent.Agent
-			err error
-		}
-		ready := make(chan started, 1)
+		// The server starts now, in the background; the first gemini_* call
+		// waits for it (bounded by that call's timeout).
+		ready := startDone
+		var startedAgent *agent.Agent
+		var startErr error
 		go func() {
-			s, err := launch.Start(ctx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
+			defer close(ready)
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
 			if err != nil {
-				ready <- started{err: fmt.Errorf("starting Gemini CLI's A2A server: %w", err)}
+				startErr = fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
 				return
 			}
 			srvMu.Lock()
 			srv = s
 			srvMu.Unlock()
 			logger.Printf("A2A server pid %d on %s (127.0.0.1 only, no authentication: any local user can reach it)", s.PID(), s.URL)
-			lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			lctx, cancel := context.WithTimeout(startCtx, 30*time.Second)
 			defer cancel()
-			a, err := agent.Load(lctx, s.URL, hc)
-			ready <- started{a: a, err: err}
+			startedAgent, startErr = agent.Load(lctx, s.URL, hc)
 		}()
-		var once sync.Once
-		var res started
 		gemini = func(cctx context.Context) (*agent.Agent, error) {
-			var err error
-			once.Do(func() {
-				select {
-				case res = <-ready:
-				case <-cctx.Done():
-					err = fmt.Errorf("waiting for Gemini CLI's A2A server to start: %w", cctx.Err())
-				}
-			})
-			if err != nil {
-				once = sync.Once{}
-				return nil, err
+			select {
+			case <-ready:
+			case <-cctx.Done():
+				return nil, fmt.Errorf("waiting for the Gemini CLI A2A server to start: %w", cctx.Err())
 			}
-			if res.err != nil {
-				return nil, res.err
+			if startErr != nil {
+				return nil, startErr
 			}
 			srvMu.Lock()
 			s := srv
 			srvMu.Unlock()
-			if s != nil {
-				select {
-				case <-s.Done():
-					return nil, errors.New("the Gemini CLI A2A server has exited; restart the bridge")
-				default:
-				}
+			select {
+			case <-s.Done():
+				return nil, errors.New("the Gemini CLI A2A server has exited; restart the bridge")
+			default:
 			}
-			return res.a, nil
+			return startedAgent, nil
 		}
 	}
+	if gemini == nil || *agentURL != "" {
+		close(startDone)
+	}
 	defer func() {
+		cancelStart()
+		<-startDone
 		srvMu.Lock()
 		s := srv
 		srvMu.Unlock()
