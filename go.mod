@@ -3,6 +3,7 @@ module github.com/gemini-ide-companion/gemini-ide-companion
 go 1.26.8
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mattn/go-isatty v0.0.20
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/a2aproject/a2a-go v0.3.3 // indirect
 	github.com/ebitengine/purego v0.11.2 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
