@@ -6,7 +6,7 @@
 # benchmark round. Ends with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench, a2a)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
 # neovim vim tmux) and a JDK 17+ for the Kotlin compiler (JetBrains plugin).
@@ -117,9 +117,15 @@ install_line() {
 	return $rc
 }
 
-if want go || want node || want sublime || want jetbrains || want bench; then
+if want go || want node || want sublime || want jetbrains || want bench || want a2a; then
 	step "npm ci (tests/node)" npm_deps tests/node
 	step "build sidecar" build_binary
+fi
+if want go || want a2a; then
+	# Gemini CLI's A2A server, for the A2A bridge's tests (tests/a2a).
+	step "npm ci (tests/a2a)" npm_deps tests/a2a
+	# Claude Code, as a second real MCP client of the bridge.
+	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
 fi
 if want go; then
 	step "gofmt" gofmt_clean
@@ -129,6 +135,9 @@ if want go; then
 	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
 	step "go test -race" go_tests
 fi
+# (in a full run the A2A tests are part of "go test -race" above)
+[[ "$only" == a2a ]] && step "A2A bridge tests (tests/a2a)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/
+{ want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests

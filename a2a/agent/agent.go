@@ -1,0 +1,166 @@
+// Package agent is a small client for A2A agents, built on a2a-go's client
+// with the workarounds Gemini CLI's A2A server (0.25.x) needs: the JSON-RPC
+// transport is chosen explicitly (the server's card names none), one
+// long-lived keep-alive HTTP client is used (closing the connection that
+// started a turn aborts it), and streamed events are read by an SSE reader
+// without a line limit (a2a-go's stops at 64 KiB). It knows nothing of MCP,
+// so the editor's agent panel can use it too.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+)
+
+// CardPath is where an A2A agent publishes its agent card.
+const CardPath = "/.well-known/agent-card.json"
+
+// NewHTTPClient returns the HTTP client an [Agent] should use: keep-alive,
+// no overall timeout (turns stream for minutes; callers bound them with a
+// context), short dial and header timeouts so an unreachable agent fails fast.
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       5 * time.Minute,
+		ResponseHeaderTimeout: 2 * time.Minute,
+	}}
+}
+
+// Agent is one loaded A2A agent: its card and a client bound to its JSON-RPC
+// endpoint.
+type Agent struct {
+	// Name is the agent's alias (the card's name unless the caller chose one).
+	Name string
+	// URL is the agent's base URL, as used for calls.
+	URL string
+	// Card is the agent card as the agent published it.
+	Card *a2a.AgentCard
+
+	client *a2aclient.Client
+}
+
+// BaseURL turns what a user gives (a base URL or a card URL) into the
+// agent's base URL.
+func BaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("agent url %q: want an http(s) URL such as http://127.0.0.1:41242", raw)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, CardPath), "/")
+	u.RawQuery, u.Fragment = "", ""
+	return u.String(), nil
+}
+
+// Load fetches the agent card at raw (base or card URL) and returns a
+// connected Agent. hc should come from [NewHTTPClient] and be shared.
+func Load(ctx context.Context, raw string, hc *http.Client) (*Agent, error) {
+	base, err := BaseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+CardPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("agent card request: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("agent at %s unreachable: %w", base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("agent card at %s: HTTP %s", base+CardPath, resp.Status)
+	}
+	var card a2a.AgentCard
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&card); err != nil {
+		return nil, fmt.Errorf("agent card at %s: %w", base+CardPath, err)
+	}
+	// The card's own URL may say "localhost" (which can resolve to ::1 while
+	// the server is pinned to 127.0.0.1); call the address the user gave.
+	endpoint := base + "/"
+	factory := a2aclient.TransportFactoryFn(func(_ context.Context, u string, _ *a2a.AgentCard) (a2aclient.Transport, error) {
+		return &transport{Transport: a2aclient.NewJSONRPCTransport(u, hc), url: u, hc: hc}, nil
+	})
+	c, err := a2aclient.NewFromEndpoints(ctx,
+		[]a2a.AgentInterface{{Transport: a2a.TransportProtocolJSONRPC, URL: endpoint}},
+		a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithTransport(a2a.TransportProtocolJSONRPC, factory))
+	if err != nil {
+		return nil, fmt.Errorf("agent at %s: %w", base, err)
+	}
+	name := card.Name
+	if name == "" {
+		name = base
+	}
+	return &Agent{Name: name, URL: base, Card: &card, client: c}, nil
+}
+
+// Stream sends msg with message/stream and yields the agent's events,
+// parsed, until the agent ends the turn (a final event), the stream breaks,
+// or ctx ends.
+func (a *Agent) Stream(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, error] {
+	return func(yield func(Update, error) bool) {
+		for ev, err := range a.client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
+			if err != nil {
+				yield(Update{}, a.wrap("message/stream", err))
+				return
+			}
+			if !yield(Parse(ev), nil) {
+				return
+			}
+		}
+	}
+}
+
+// GetTask returns the task id as the agent knows it (A2A tasks/get).
+func (a *Agent) GetTask(ctx context.Context, id string) (*a2a.Task, error) {
+	t, err := a.client.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(id)})
+	return t, a.wrap("tasks/get", err)
+}
+
+// Cancel asks the agent to cancel task id (A2A tasks/cancel).
+func (a *Agent) Cancel(ctx context.Context, id string) (*a2a.Task, error) {
+	t, err := a.client.CancelTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(id)})
+	return t, a.wrap("tasks/cancel", err)
+}
+
+// Close releases the client.
+func (a *Agent) Close() error { return a.client.Destroy() }
+
+func (a *Agent) wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("agent %s %s: %w", a.Name, method, err)
+}
+
+// TextMessage is a user message with text, in task/context when given.
+func TextMessage(taskID, contextID, text string) *a2a.Message {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: text})
+	m.TaskID, m.ContextID = a2a.TaskID(taskID), contextID
+	return m
+}
+
+// ConfirmMessage answers the tool call callID with outcome (proceed_once,
+// cancel, proceed_always, ...), the way Gemini CLI's A2A server expects it.
+func ConfirmMessage(taskID, contextID, callID, outcome string) *a2a.Message {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"callId": callID, "outcome": outcome}})
+	m.TaskID, m.ContextID = a2a.TaskID(taskID), contextID
+	return m
+}
+
+// ErrStreamEnded reports a stream that closed before the agent ended its turn.
+var ErrStreamEnded = errors.New("the agent's event stream ended before the turn did")

@@ -1,0 +1,183 @@
+// Command gemini-a2a-mcp is a stdio MCP server that exposes A2A agents as
+// MCP tools, and lets an MCP client (Claude Code, Gemini CLI, an editor)
+// hand work to a Gemini CLI agent and supervise it.
+//
+// With --agent URL it talks to a running A2A server; otherwise it starts
+// Gemini CLI's A2A server for the current folder, bound to 127.0.0.1, and
+// stops it when stdin closes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/mcptools"
+)
+
+var version = "dev"
+
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, ",") }
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gemini-a2a-mcp:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var serverEnv envList
+	agentURL := flag.String("agent", "", "URL of a running Gemini CLI A2A server to supervise (default: start one for --dir)")
+	serverCmd := flag.String("server-command", "", "command that starts Gemini CLI's A2A server (default: gemini-cli-a2a-server on PATH or under node_modules)")
+	dir := flag.String("dir", ".", "workspace folder for the A2A server started by the bridge")
+	noStart := flag.Bool("no-start", false, "never start an A2A server; the gemini_* tools need --agent")
+	logFile := flag.String("log-file", "", "write the bridge's and the A2A server's log here (default: stderr)")
+	timeout := flag.Duration("timeout", 2*time.Minute, "longest a tool call waits on an agent")
+	flag.Var(&serverEnv, "server-env", "KEY=VALUE added to the started A2A server's environment only (repeatable)")
+	showVersion := flag.Bool("version", false, "print the version and exit")
+	flag.Parse()
+	if *showVersion {
+		fmt.Println("gemini-a2a-mcp", version)
+		return nil
+	}
+	var logw io.Writer = os.Stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("log file: %w", err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	logger := log.New(logw, "gemini-a2a-mcp: ", log.LstdFlags)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	hc := agent.NewHTTPClient()
+
+	var gemini mcptools.GeminiAgent
+	var srv *launch.Server
+	var srvMu sync.Mutex
+	// startCtx ends before the bridge returns, so a server still starting
+	// then is stopped rather than left behind.
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	startDone := make(chan struct{})
+	switch {
+	case *agentURL != "":
+		gemini = attach(*agentURL, hc)
+	case !*noStart:
+		var command []string
+		if *serverCmd != "" {
+			command = strings.Fields(*serverCmd)
+		}
+		// The server starts now, in the background; the first gemini_* call
+		// waits for it (bounded by that call's timeout).
+		ready := startDone
+		var startedAgent *agent.Agent
+		var startErr error
+		go func() {
+			defer close(ready)
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
+			if err != nil {
+				startErr = fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
+				return
+			}
+			srvMu.Lock()
+			srv = s
+			srvMu.Unlock()
+			logger.Printf("A2A server pid %d on %s (127.0.0.1 only, no authentication: any local user can reach it)", s.PID(), s.URL)
+			lctx, cancel := context.WithTimeout(startCtx, 30*time.Second)
+			defer cancel()
+			startedAgent, startErr = agent.Load(lctx, s.URL, hc)
+		}()
+		gemini = func(cctx context.Context) (*agent.Agent, error) {
+			select {
+			case <-ready:
+			case <-cctx.Done():
+				return nil, fmt.Errorf("waiting for the Gemini CLI A2A server to start: %w", cctx.Err())
+			}
+			if startErr != nil {
+				return nil, startErr
+			}
+			srvMu.Lock()
+			s := srv
+			srvMu.Unlock()
+			select {
+			case <-s.Done():
+				return nil, errors.New("the Gemini CLI A2A server has exited; restart the bridge")
+			default:
+			}
+			return startedAgent, nil
+		}
+	}
+	if gemini == nil || *agentURL != "" {
+		close(startDone)
+	}
+	defer func() {
+		cancelStart()
+		<-startDone
+		srvMu.Lock()
+		s := srv
+		srvMu.Unlock()
+		if s != nil {
+			s.Stop()
+		}
+	}()
+
+	bridge := mcptools.New(hc, gemini, logger.Printf)
+	bridge.CallTimeout = *timeout
+	defer bridge.Close()
+	server := mcp.NewServer(&mcp.Implementation{Name: "gemini-a2a-mcp", Version: version}, nil)
+	bridge.Register(server)
+	err := server.Run(ctx, &mcp.StdioTransport{})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// attach loads the agent at url on first use (and again after a failure).
+func attach(url string, hc *http.Client) mcptools.GeminiAgent {
+	var mu sync.Mutex
+	var a *agent.Agent
+	return func(ctx context.Context) (*agent.Agent, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a != nil {
+			return a, nil
+		}
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		got, err := agent.Load(lctx, url, hc)
+		if err != nil {
+			return nil, err
+		}
+		a = got
+		return a, nil
+	}
+}

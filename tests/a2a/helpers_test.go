@@ -1,0 +1,268 @@
+// Package a2a_test drives gemini-a2a-mcp as a real MCP client would, against
+// Gemini CLI's real A2A server (pinned in package-lock.json here) whose model
+// is the fake Gemini API on 127.0.0.1.
+package a2a_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+)
+
+var bridgeBin string
+
+func here() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Dir(f)
+}
+
+func serverScript() string {
+	return filepath.Join(here(), "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs")
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "a2a-bridge-test-")
+	if err != nil {
+		panic(err)
+	}
+	bridgeBin = filepath.Join(dir, "gemini-a2a-mcp")
+	args := []string{"build", "-o", bridgeBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../../cmd/gemini-a2a-mcp")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building gemini-a2a-mcp:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needServer skips (or, under CI, fails) when the A2A server or node is missing.
+func needServer(t testing.TB) {
+	t.Helper()
+	_, errNode := exec.LookPath("node")
+	_, errSrv := os.Stat(serverScript())
+	if errNode == nil && errSrv == nil {
+		return
+	}
+	msg := "needs node and Gemini CLI's A2A server: run (cd tests/a2a && npm ci)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// sandbox is a private HOME and workspace wired to a fake Gemini API.
+type sandbox struct {
+	fake *fakegemini.Server
+	home string
+	ws   string
+}
+
+func newSandbox(t testing.TB) *sandbox {
+	t.Helper()
+	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(sb.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`
+	if err := os.WriteFile(filepath.Join(sb.home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
+func (sb *sandbox) env() []string {
+	return []string{"HOME=" + sb.home, "USERPROFILE=" + sb.home, "GEMINI_API_KEY=dummy",
+		"GOOGLE_GEMINI_BASE_URL=" + sb.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}
+}
+
+// startAgent starts Gemini CLI's A2A server for the sandbox's workspace.
+func (sb *sandbox) startAgent(t testing.TB) *launch.Server {
+	t.Helper()
+	needServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv, err := launch.Start(ctx, launch.Options{Command: []string{"node", serverScript()}, Dir: sb.ws, Env: sb.env(), Log: &tlog{t: t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// tlog writes the server's output to the test log while the test runs.
+type tlog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (l *tlog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if os.Getenv("A2A_TEST_VERBOSE") != "" && !l.done {
+		l.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// bridge is one gemini-a2a-mcp process with an MCP client session on it.
+type bridge struct {
+	cs       *mcp.ClientSession
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	stderr   []string
+	progress []string
+}
+
+func startBridge(t testing.TB, env []string, args ...string) *bridge {
+	t.Helper()
+	b := &bridge{}
+	cmd := exec.Command(bridgeBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			b.mu.Lock()
+			b.stderr = append(b.stderr, sc.Text())
+			b.mu.Unlock()
+		}
+	}()
+	b.cmd = cmd
+	client := mcp.NewClient(&mcp.Implementation{Name: "a2a-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			b.mu.Lock()
+			b.progress = append(b.progress, r.Params.Message)
+			b.mu.Unlock()
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to gemini-a2a-mcp: %v", err)
+	}
+	b.cs = cs
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = pw.Close()
+	})
+	return b
+}
+
+func (b *bridge) stderrText() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.stderr, "\n")
+}
+
+// call calls a tool and returns its structured result, and whether it was
+// an error (with the error text).
+func (b *bridge) call(t testing.TB, name string, args map[string]any) (map[string]any, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := b.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return nil, text.String()
+	}
+	out := map[string]any{}
+	raw, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(raw, &out)
+	return out, ""
+}
+
+// ok calls a tool that must succeed.
+func (b *bridge) ok(t testing.TB, name string, args map[string]any) map[string]any {
+	t.Helper()
+	out, errText := b.call(t, name, args)
+	if errText != "" {
+		t.Fatalf("%s(%v) failed: %s", name, args, errText)
+	}
+	return out
+}
+
+// fails calls a tool that must fail with a message containing want.
+func (b *bridge) fails(t testing.TB, name string, args map[string]any, want string) {
+	t.Helper()
+	out, errText := b.call(t, name, args)
+	if errText == "" {
+		t.Fatalf("%s(%v) succeeded (%v); want an error about %q", name, args, out, want)
+	}
+	if !strings.Contains(strings.ToLower(errText), strings.ToLower(want)) {
+		t.Fatalf("%s(%v) error %q; want it to mention %q", name, args, errText, want)
+	}
+}
+
+// waitStatus polls gemini_status until the session's status is one of want,
+// and returns the last status with all progress seen.
+func (b *bridge) waitStatus(t testing.TB, sid string, want ...string) (map[string]any, []string) {
+	t.Helper()
+	var progress []string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st := b.ok(t, "gemini_status", map[string]any{"session_id": sid, "wait_s": 5})
+		if ps, ok := st["progress"].([]any); ok {
+			for _, p := range ps {
+				m, _ := p.(map[string]any)
+				progress = append(progress, fmt.Sprint(m["kind"], ": ", m["text"]))
+			}
+		}
+		for _, w := range want {
+			if st["status"] == w {
+				return st, progress
+			}
+		}
+		if s := st["status"]; s != "running" {
+			t.Fatalf("session %s is %v (%v); want %v; progress %q", sid, s, st["error"], want, progress)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s still %v after 2m; want %v; progress %q", sid, st["status"], want, progress)
+		}
+	}
+}
+
+func readFile(t testing.TB, path string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+func osWriteFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

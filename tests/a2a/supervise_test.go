@@ -1,0 +1,174 @@
+package a2a_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+)
+
+// TestSupervise covers the gemini_* tools against one real A2A server: a
+// file edit approved, denied and modified, a shell command, cancel, and a
+// synchronous consultation. Subtests share the server (and the fake model's
+// script) so they run in order.
+func TestSupervise(t *testing.T) {
+	sb := newSandbox(t)
+	srv := sb.startAgent(t)
+	b := startBridge(t, nil, "--agent", srv.URL, "--timeout", "90s")
+
+	start := func(t *testing.T, task string) string {
+		t.Helper()
+		out := b.ok(t, "gemini_task_start", map[string]any{"task": task})
+		sid, _ := out["session_id"].(string)
+		if sid == "" {
+			t.Fatalf("no session_id in %v", out)
+		}
+		return sid
+	}
+
+	t.Run("EditApproved", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "hello.txt")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
+		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
+		sid := start(t, "create hello.txt")
+		st, _ := b.waitStatus(t, sid, "waiting")
+		d, _ := st["decision"].(map[string]any)
+		if d["type"] != "file_edit" || d["path"] != path || !strings.Contains(d["diff"].(string), "+hello from gemini") {
+			t.Fatalf("decision = %v; want a file_edit of %s with its diff", d, path)
+		}
+		if _, exists := readFile(t, path); exists {
+			t.Fatal("file written before approval")
+		}
+		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+		if ack["acknowledged"] != true {
+			t.Fatalf("respond = %v", ack)
+		}
+		st, progress := b.waitStatus(t, sid, "complete")
+		if got, _ := readFile(t, path); got != "hello from gemini\n" {
+			t.Fatalf("file after approval = %q", got)
+		}
+		if !strings.Contains(st["result"].(string), "I wrote hello.txt.") {
+			t.Fatalf("result = %v; progress %q", st["result"], progress)
+		}
+	})
+
+	t.Run("EditDenied", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "keep.txt")
+		writeFile(t, path, "original\n")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
+		sid := start(t, "rewrite keep.txt")
+		b.waitStatus(t, sid, "waiting")
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
+		b.waitStatus(t, sid, "complete")
+		if got, _ := readFile(t, path); got != "original\n" {
+			t.Fatalf("file after denial = %q; want it untouched", got)
+		}
+	})
+
+	t.Run("EditModified", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "mod.txt")
+		writeFile(t, path, "v1\n")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "agent's version\n"}))
+		sb.fake.Reply(fakegemini.Text("Noted your version."))
+		sid := start(t, "update mod.txt")
+		b.waitStatus(t, sid, "waiting")
+		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "modify: user's version\n"})
+		if !strings.Contains(ack["note"].(string), path) {
+			t.Fatalf("respond = %v", ack)
+		}
+		st, _ := b.waitStatus(t, sid, "complete")
+		if st["result"] != "Noted your version." {
+			t.Fatalf("result = %v; want the agent's reply to the note", st["result"])
+		}
+		if got, _ := readFile(t, path); got != "user's version\n" {
+			t.Fatalf("file after modify = %q; want the user's version", got)
+		}
+	})
+
+	t.Run("ShellCommand", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell-out.txt", "description": "write a file"}))
+		sb.fake.Reply(fakegemini.Text("Command done."))
+		sid := start(t, "run the command")
+		st, _ := b.waitStatus(t, sid, "waiting")
+		d, _ := st["decision"].(map[string]any)
+		if d["type"] != "shell_command" || !strings.Contains(d["command"].(string), "echo ran > shell-out.txt") {
+			t.Fatalf("decision = %v; want the shell command", d)
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": map[string]any{"answer": "approved"}})
+		b.waitStatus(t, sid, "complete")
+		if got, _ := readFile(t, filepath.Join(sb.ws, "shell-out.txt")); strings.TrimSpace(got) != "ran" {
+			t.Fatalf("shell output file = %q", got)
+		}
+	})
+
+	t.Run("Cancel", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "never.txt")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+		sid := start(t, "write never.txt")
+		b.waitStatus(t, sid, "waiting")
+		out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
+		if out["status"] != "cancelled" {
+			t.Fatalf("cancel = %v", out)
+		}
+		st := b.ok(t, "gemini_status", map[string]any{"session_id": sid})
+		if st["status"] != "cancelled" {
+			t.Fatalf("status after cancel = %v", st)
+		}
+		b.fails(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"}, "cancelled")
+		if _, exists := readFile(t, path); exists {
+			t.Fatal("cancelled edit reached the disk")
+		}
+	})
+
+	t.Run("Consult", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Text("Use a sync.Mutex around the map."))
+		out := b.ok(t, "gemini_consult", map[string]any{"question": "How do I guard a map?", "model": "flash"})
+		if out["response"] != "Use a sync.Mutex around the map." {
+			t.Fatalf("consult = %v", out)
+		}
+		if !strings.Contains(out["model_note"].(string), "fixes its model") {
+			t.Fatalf("model_note = %v", out["model_note"])
+		}
+	})
+
+	t.Run("SyncStartWithProgress", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Text("Sync answer."))
+		params := &mcp.CallToolParams{Name: "gemini_task_start", Arguments: map[string]any{"task": "say it", "async": false}}
+		params.SetProgressToken("tok-1")
+		res, err := b.cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			t.Fatalf("gemini_task_start: %v %v", err, res)
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		if out["status"] != "complete" || out["result"] != "Sync answer." {
+			t.Fatalf("synchronous start = %v", out)
+		}
+		b.mu.Lock()
+		progress := strings.Join(b.progress, "\n")
+		b.mu.Unlock()
+		if !strings.Contains(progress, "text: Sync answer.") {
+			t.Fatalf("progress notifications = %q", progress)
+		}
+	})
+
+	t.Run("BadInput", func(t *testing.T) {
+		b.fails(t, "gemini_status", map[string]any{"session_id": "gs-nope"}, "unknown session_id")
+		b.fails(t, "gemini_respond", map[string]any{"session_id": "gs-nope", "decision": "approved"}, "unknown session_id")
+		b.fails(t, "gemini_cancel", map[string]any{"session_id": ""}, "session_id is required")
+		b.fails(t, "gemini_task_start", map[string]any{"task": " "}, "task is required")
+		b.fails(t, "gemini_status", map[string]any{"session_id": "gs-nope", "wait_s": -1}, "")
+		b.fails(t, "send_message", map[string]any{"agent": "nobody", "text": "hi"}, "unknown agent")
+		b.fails(t, "get_task", map[string]any{"agent": "", "taskId": "x"}, "agent is required")
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := osWriteFile(path, content); err != nil {
+		t.Fatal(err)
+	}
+}
