@@ -18,10 +18,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // TestedCLIVersion is the Gemini CLI release the project is tested against.
@@ -113,9 +113,9 @@ func Run(ctx context.Context, o Options) Report {
 		add(Fail, "discovery directory", o.Dir+" is not a folder", "remove it; the next companion recreates it")
 	default:
 		msg := fmt.Sprintf("%s (mode %04o)", o.Dir, st.Mode().Perm())
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		if !osproc.Mine(o.Dir, st) {
 			add(Fail, "discovery directory", msg+" belongs to another user", "remove it (or use another TMPDIR); the companion will not write its token there")
-		} else if st.Mode().Perm()&0o022 != 0 {
+		} else if osproc.OthersCanWrite(st) {
 			add(Warn, "discovery directory", msg+" is writable by others", "chmod 700 "+o.Dir)
 		} else {
 			add(OK, "discovery directory", msg, "")

@@ -114,17 +114,20 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 	t.Run("edit then accept", func(t *testing.T) {
 		proposed := readFile(t, target) + "third line, proposed by the model\n"
 		api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
+		before := len(api.Requests())
 		cli.Type(t, "add a third line to notes.txt")
 
 		waitQuestion(t, companion, "+third line, proposed by the model")
 		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		companion.Keys(t, "e")
 		waitFile(t, target, proposed+"line the user typed in $EDITOR\n", 30*time.Second, cli)
+		turnEnds(t, api, before)
 	})
 
 	t.Run("answered in the CLI instead", func(t *testing.T) {
 		proposed := readFile(t, target) + "fourth line, allowed in the CLI\n"
 		api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
+		before := len(api.Requests())
 		cli.Type(t, "add a fourth line to notes.txt")
 
 		waitQuestion(t, companion, "+fourth line, allowed in the CLI")
@@ -134,6 +137,7 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		waitFile(t, target, proposed, 30*time.Second, cli)
 		// The companion drops the question: the CLI closed the diff.
 		companion.WaitFor(t, "was answered in Gemini CLI", 10*time.Second)
+		turnEnds(t, api, before)
 	})
 
 	t.Run("the next proposal appears at once", func(t *testing.T) {
@@ -151,6 +155,14 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		companion.Keys(t, "a")
 		waitFile(t, target, proposed, 30*time.Second, cli)
 	})
+}
+
+// turnEnds waits until the CLI has sent the write's result to the model
+// (the request after the prompt's), so that a reply scripted next is taken
+// by the next prompt and not by the end of this turn.
+func turnEnds(t *testing.T, api *fakegemini.Server, before int) {
+	t.Helper()
+	api.WaitRequests(t, before+2, 30*time.Second)
 }
 
 // waitQuestion waits until the companion's terminal shows a diff line

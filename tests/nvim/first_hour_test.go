@@ -101,9 +101,9 @@ func TestQuitStopsTheCli(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = kill(pid, syscall.SIGKILL) })
 	nv.Quit(t)
-	if !poll(waitTimeout, func() bool { return syscall.Kill(pid, 0) != nil || zombie(pid) }) {
+	if !poll(waitTimeout, func() bool { return kill(pid, 0) != nil || zombie(pid) }) {
 		t.Fatalf("the CLI's child process %d still runs after :qa", pid)
 	}
 }
