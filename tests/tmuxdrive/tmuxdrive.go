@@ -25,6 +25,9 @@ import (
 // which an Enter becomes a newline instead of submitting the prompt.
 const TypePause = 500 * time.Millisecond
 
+// echoWait bounds how long [Pane.Type] waits for the typed text to show.
+const echoWait = 10 * time.Second
+
 // pollInterval is how often WaitFor looks at the screen.
 const pollInterval = 50 * time.Millisecond
 
@@ -233,13 +236,29 @@ func (p *Pane) WaitUntil(t testing.TB, what string, timeout time.Duration, ok fu
 	}
 }
 
-// Type types text into the pane literally, waits [TypePause], then presses
-// Enter on its own, the way a person submits a prompt.
+// Type types text into the pane literally, waits until the program shows
+// it (on a loaded machine it may read the keys late, and keys read together
+// with the Enter count as a paste), then waits [TypePause] and presses Enter
+// on its own, the way a person submits a prompt.
 func (p *Pane) Type(t testing.TB, text string) {
 	t.Helper()
 	if text != "" {
+		tail := text
+		if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		if r := []rune(tail); len(r) > 20 {
+			tail = string(r[len(r)-20:])
+		}
+		seen := strings.Count(p.Screen(), tail)
 		if _, err := p.tmux("send-keys", "-t", p.target, "-l", text); err != nil {
 			t.Fatalf("tmuxdrive: typing %q: %v", text, err)
+		}
+		// A text wrapped across screen lines may never match: then this
+		// only costs the wait.
+		deadline := time.Now().Add(echoWait)
+		for tail != "" && strings.Count(p.Screen(), tail) <= seen && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
 		}
 	}
 	time.Sleep(TypePause)
