@@ -146,10 +146,16 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 		// its terminal. Nothing is typed into the companion here until
 		// the question is on its screen.
 		cli.Type(t, "/clear")
-		cli.WaitFor(t, "Type your message", 30*time.Second)
+		// The input box empties at once; the history goes only once the
+		// CLI has cleared it, and a prompt typed before that is lost.
+		cli.WaitUntil(t, "the cleared CLI, ready for a prompt", 30*time.Second, func(s string) bool {
+			return strings.Contains(s, "Type your message") && !strings.Contains(s, "allowed in the CLI")
+		})
 		proposed := readFile(t, target) + "fifth line, shown without a key press\n"
 		api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": target, "content": proposed}))
+		before := len(api.Requests())
 		cli.Type(t, "add a fifth line to notes.txt")
+		promptSent(t, api, cli, before)
 		waitQuestion(t, companion, "+fifth line, shown without a key press")
 		cli.WaitFor(t, "Apply this change?", 30*time.Second)
 		companion.Keys(t, "a")
@@ -163,6 +169,20 @@ func TestStandaloneCompanionReviewsTheCLIsEdits(t *testing.T) {
 func turnEnds(t *testing.T, api *fakegemini.Server, before int) {
 	t.Helper()
 	api.WaitRequests(t, before+2, 30*time.Second)
+}
+
+// promptSent waits until the CLI has sent the model a request after the
+// first before ones (the prompt just typed), showing the CLI's screen if
+// it never does.
+func promptSent(t *testing.T, api *fakegemini.Server, cli *tmuxdrive.Pane, before int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(api.Requests()) <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the CLI never sent the prompt to the model; its screen is:\n%s", cli.Screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // waitQuestion waits until the companion's terminal shows a diff line
