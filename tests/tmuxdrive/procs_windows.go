@@ -7,14 +7,6 @@ import (
 	"syscall"
 )
 
-// proc identifies a process. Windows has no /proc: only the PID is known.
-type proc struct {
-	pid int
-}
-
-// family returns pid itself: its descendants are not known.
-func family(pid int) []proc { return alive([]proc{{pid: pid}}) }
-
 // alive returns those of procs that still run.
 func alive(procs []proc) []proc {
 	var out []proc
