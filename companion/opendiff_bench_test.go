@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 )
 
 // benchPlugin is the far end of an editor link served in-process: it answers
@@ -126,7 +127,7 @@ func startLinked(b *testing.B, workspace string) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		err := companion.ServeEditorLink(ctx, inR, outW, companion.Options{
+		err := editorlink.Serve(ctx, inR, outW, companion.Options{
 			Version:      "bench",
 			DiscoveryDir: b.TempDir(),
 			Logger:       zerolog.Nop(),

@@ -9,41 +9,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 )
 
 // The states a diff/state notification reports (see docs/editor-link.md).
 const (
-	StateQueued            = "queued"
-	StateOrphaned          = "orphaned"
-	StateChangedOnDisk     = "changedOnDisk"
-	StateDeletedOnDisk     = "deletedOnDisk"
-	StateUnchangedOnDisk   = "unchangedOnDisk"
-	StateNeedsConfirmation = "needsConfirmation"
-	StateExpired           = "expired"
-	StateUndelivered       = "undelivered"
+	StateQueued            = protocol.StateQueued
+	StateOrphaned          = protocol.StateOrphaned
+	StateChangedOnDisk     = protocol.StateChangedOnDisk
+	StateDeletedOnDisk     = protocol.StateDeletedOnDisk
+	StateUnchangedOnDisk   = protocol.StateUnchangedOnDisk
+	StateNeedsConfirmation = protocol.StateNeedsConfirmation
+	StateExpired           = protocol.StateExpired
+	StateUndelivered       = protocol.StateUndelivered
 )
 
 // DiffState is the params of the editor link's diff/state notification:
-// something happened to a proposal that the user must see. Message is the
-// text to show as is, so every plugin says the same thing.
-type DiffState struct {
-	FilePath string `json:"filePath"`
-	DiffID   uint64 `json:"diffId"`
-	State    string `json:"state"`
-	Message  string `json:"message"`
-	// DiskContent is the file on disk now (changedOnDisk, unchangedOnDisk;
-	// null when deleted): the new "before" side of the view.
-	DiskContent *string `json:"diskContent,omitempty"`
-	// UnifiedDiff is from DiskContent to the proposal.
-	UnifiedDiff string `json:"unifiedDiff,omitempty"`
-	// Content is the text the user accepted, for expired and undelivered
-	// decisions: nothing was written, and the user may want to save it.
-	Content *string `json:"content,omitempty"`
-	// Queued counts the proposals waiting behind the one shown for the file
-	// (state queued; sent again with no message when the count drops).
-	Queued int `json:"queued"`
-}
+// something happened to a proposal that the user must see.
+type DiffState = protocol.DiffStateParams
 
 // DiffStateNotifier is implemented by editors that can show what happens to
 // a proposal after it is shown.

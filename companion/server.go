@@ -29,6 +29,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
@@ -82,10 +83,6 @@ type Options struct {
 	Logger zerolog.Logger
 	// Now is the clock for context timestamps; nil means time.Now.
 	Now func() time.Time
-
-	// listen opens the loopback listener; nil means net.Listen. Tests
-	// replace it to make Start fail.
-	listen func(network, address string) (net.Listener, error)
 }
 
 // Identity says who the server is serving: the editor and its folders.
@@ -144,9 +141,6 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.listen == nil {
-		opts.listen = net.Listen
 	}
 	if opts.StreamGrace <= 0 {
 		opts.StreamGrace = DefaultStreamGrace
@@ -219,7 +213,7 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 	if _, err := rand.Read(tok); err != nil {
 		return Info{}, fmt.Errorf("make auth token: %w", err)
 	}
-	ln, err := s.opts.listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return Info{}, fmt.Errorf("listen on loopback: %w", err)
 	}
@@ -367,20 +361,7 @@ func (s *Server) SetWorkspace(folders []string) Info {
 }
 
 // Status is a summary for health checks and status lines.
-type Status struct {
-	ConnectedClients int      `json:"connectedClients"`
-	Port             int      `json:"port"`
-	DiscoveryFile    string   `json:"discoveryFile"`
-	IDEPID           int      `json:"idePid"`
-	WorkspaceFolders []string `json:"workspaceFolders"`
-	OpenDiffs        []string `json:"openDiffs"`
-	// Sessions counts MCP sessions, including ones still initializing.
-	Sessions int `json:"sessions"`
-	// Goroutines and HeapInuse let health checks and soak tests see that
-	// nothing accumulates over days of use.
-	Goroutines int    `json:"goroutines"`
-	HeapInuse  uint64 `json:"heapInuse"`
-}
+type Status = protocol.Status
 
 // Status reports the server's current state.
 func (s *Server) Status() Status {

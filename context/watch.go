@@ -103,13 +103,6 @@ func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
 	}
 }
 
-// Watched reports whether dir is being watched now.
-func (w *Watcher) Watched(dir string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.dirs[filepath.Clean(dir)]
-}
-
 func (w *Watcher) resync(onErr func(error)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

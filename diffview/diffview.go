@@ -333,19 +333,6 @@ func sameText(a, b *string) bool {
 	return *a == *b
 }
 
-// Len returns how many diffs are shown.
-func (r *Registry) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.files {
-		if e.shown != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // Queued returns how many proposals wait behind the one shown for path.
 func (r *Registry) Queued(path string) int {
 	r.mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/review"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/doctor"
@@ -206,7 +207,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := companion.Options{Version: version, Logger: logger}
 	if cmd == "stdio" {
 		logger.Info().Str("version", version).Int("pid", os.Getpid()).Msg("editor link starting")
-		if err := companion.ServeEditorLink(ctx, pollable(stdin), stdout, opts); err != nil {
+		if err := editorlink.Serve(ctx, pollable(stdin), stdout, opts); err != nil {
 			logger.Error().Err(err).Msg("editor link failed")
 			return 1
 		}

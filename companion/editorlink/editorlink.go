@@ -1,4 +1,10 @@
-package companion
+// Package editorlink is the editor frontend of the sidecar: it serves one
+// editor plugin over the editor link (docs/editor-link.md), turning the
+// plugin's messages into calls on a companion.Server and showing the
+// server's diffs and notices through the plugin. The server never refers
+// back to it except through the small interfaces it owns (companion.Editor,
+// companion.Announcer, companion.DiffStateNotifier).
+package editorlink
 
 import (
 	"context"
@@ -12,7 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
@@ -26,8 +36,10 @@ const editorPoll = 500 * time.Millisecond
 // EditorLink serves one editor plugin over the editor link: it turns the
 // plugin's events into context and decisions, and shows diffs through it.
 type EditorLink struct {
-	s    *Server
-	conn *link.Conn
+	s       *companion.Server
+	conn    *link.Conn
+	log     zerolog.Logger
+	version string
 
 	mu        sync.Mutex
 	started   bool
@@ -37,14 +49,14 @@ type EditorLink struct {
 	diffStates bool
 }
 
-// ServeEditorLink runs the sidecar for the plugin at the other end of r and
+// Serve runs the sidecar for the plugin at the other end of r and
 // w until the plugin asks for shutdown, closes r, or its process dies, or ctx
 // ends. It always cleans up (discovery file removed) before returning.
-func ServeEditorLink(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
-	s := New(opts)
-	el := &EditorLink{s: s}
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts companion.Options) error {
+	s := companion.New(opts)
+	el := &EditorLink{s: s, log: opts.Logger, version: opts.Version}
 	el.conn = link.New(r, w, el, link.WithProblems(func(err error) {
-		s.log.Warn().Err(err).Msg("editor link")
+		el.log.Warn().Err(err).Msg("editor link")
 	}))
 	s.SetEditor(el)
 
@@ -82,7 +94,7 @@ loop:
 	if cerr := s.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
-	s.log.Info().Str("reason", reason).Msg("shut down")
+	el.log.Info().Str("reason", reason).Msg("shut down")
 	if reason != linkEnded {
 		// The reader may be blocked reading; closing the input (a pipe)
 		// releases it. Readers that cannot be closed end with the process.
@@ -113,17 +125,6 @@ type initializeParams struct {
 	Capabilities struct {
 		DiffStates bool `json:"diffStates"`
 	} `json:"capabilities"`
-}
-
-// InitializeResult is the answer to initialize.
-type InitializeResult struct {
-	Port          int               `json:"port"`
-	AuthToken     string            `json:"authToken"`
-	IDEPID        int               `json:"idePid"`
-	DiscoveryFile string            `json:"discoveryFile"`
-	Env           map[string]string `json:"env"`
-	ServerVersion string            `json:"serverVersion"`
-	PID           int               `json:"pid"`
 }
 
 func invalid(format string, args ...any) error {
@@ -166,16 +167,16 @@ func (el *EditorLink) HandleRequest(ctx context.Context, method string, params j
 		return el.initialize(ctx, params)
 	case "shutdown":
 		// The reply goes out first; ServeEditorLink then cleans up.
-		el.s.log.Info().Msg("shutdown requested by the editor")
+		el.log.Info().Msg("shutdown requested by the editor")
 		return link.Final{Result: nil}, nil
 	case "status/get":
 		if !el.isStarted() {
 			return nil, link.Errorf(link.CodeInvalidRequest, "not initialized")
 		}
 		return struct {
-			Status
+			companion.Status
 			ServerVersion string `json:"serverVersion"`
-		}{el.s.Status(), el.s.opts.Version}, nil
+		}{el.s.Status(), el.version}, nil
 	}
 	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
 }
@@ -218,7 +219,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	if p.IsTrusted != nil {
 		el.s.Engine().SetTrusted(*p.IsTrusted)
 	}
-	info, err := el.s.Start(ctx, Identity{
+	info, err := el.s.Start(ctx, companion.Identity{
 		IDE:       discovery.IDEInfo{Name: p.IDE.Name, DisplayName: p.IDE.DisplayName},
 		Workspace: folders,
 		IDEPID:    idePID,
@@ -232,13 +233,13 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.diffStates = p.Capabilities.DiffStates
 	el.mu.Unlock()
 	el.warnNoDiscovery(info)
-	return InitializeResult{
+	return protocol.InitializeResult{
 		Port:          info.Port,
 		AuthToken:     info.AuthToken,
 		IDEPID:        info.IDEPID,
 		DiscoveryFile: info.DiscoveryFile,
 		Env:           info.Env,
-		ServerVersion: el.s.opts.Version,
+		ServerVersion: el.version,
 		PID:           os.Getpid(),
 	}, nil
 }
@@ -252,7 +253,7 @@ type focusParams struct {
 // HandleNotification implements link.Handler.
 func (el *EditorLink) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
 	if err := el.notification(method, params); err != nil {
-		el.s.log.Warn().Str("method", method).Err(err).Msg("editor event dropped")
+		el.log.Warn().Str("method", method).Err(err).Msg("editor event dropped")
 	}
 }
 
@@ -334,7 +335,7 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 		if err := decode(params, &p); err != nil {
 			return err
 		}
-		dc := Decision{FilePath: p.FilePath, Accepted: method == "diff/accepted", OverDiskChange: p.OverDiskChange}
+		dc := companion.Decision{FilePath: p.FilePath, Accepted: method == "diff/accepted", OverDiskChange: p.OverDiskChange}
 		if dc.Accepted {
 			if p.Content == nil {
 				return invalid("content is required")
@@ -349,13 +350,13 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 		}
 		el.s.Decide(dc)
 	default:
-		el.s.log.Debug().Str("method", method).Msg("unknown notification ignored")
+		el.log.Debug().Str("method", method).Msg("unknown notification ignored")
 	}
 	return nil
 }
 
 // OpenDiff implements Editor by asking the plugin to show the diff.
-func (el *EditorLink) OpenDiff(ctx context.Context, req DiffRequest) error {
+func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) error {
 	var res json.RawMessage
 	if err := el.conn.Call(ctx, "diff/open", req, &res); err != nil {
 		var rpcErr *link.Error
@@ -381,17 +382,17 @@ func (el *EditorLink) CloseDiff(ctx context.Context, path string) (*string, erro
 // warnNoDiscovery tells the user when no discovery file could be written:
 // the CLI then finds the editor only through a terminal's environment, and
 // trusts it only in terminals it recognises by itself.
-func (el *EditorLink) warnNoDiscovery(info Info) {
+func (el *EditorLink) warnNoDiscovery(info companion.Info) {
 	if info.DiscoveryFile != "" {
 		return
 	}
-	el.Announce(Notice{Level: "warn", Message: fmt.Sprintf(
+	el.Announce(companion.Notice{Level: "warn", Message: fmt.Sprintf(
 		"No discovery file could be written (%v); Gemini CLI may not find this editor. See docs/security.md.", info.DiscoveryErr)})
 }
 
 // DiffState implements DiffStateNotifier: a diff/state notification for
 // plugins that said they show them, a log notification for the others.
-func (el *EditorLink) DiffState(st DiffState) {
+func (el *EditorLink) DiffState(st companion.DiffState) {
 	el.mu.Lock()
 	states := el.diffStates
 	el.mu.Unlock()
@@ -400,12 +401,12 @@ func (el *EditorLink) DiffState(st DiffState) {
 		return
 	}
 	if st.Message != "" {
-		el.Announce(Notice{Level: "warn", Message: st.Message})
+		el.Announce(companion.Notice{Level: "warn", Message: st.Message})
 	}
 }
 
 // Announce implements Announcer with a log notification.
-func (el *EditorLink) Announce(n Notice) {
+func (el *EditorLink) Announce(n companion.Notice) {
 	_ = el.conn.Notify("log", n)
 }
 

@@ -1,4 +1,4 @@
-package companion_test
+package editorlink_test
 
 import (
 	"bufio"
@@ -14,7 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/wirecheck"
 )
 
 // asksShutdown reports whether input holds a line that could be a shutdown
@@ -56,7 +57,7 @@ func FuzzEditorLink(f *testing.F) {
 		outR, outW := io.Pipe()
 		served := make(chan error, 1)
 		go func() {
-			served <- companion.ServeEditorLink(context.Background(), inR, outW, companion.Options{
+			served <- editorlink.Serve(context.Background(), inR, outW, companion.Options{
 				Version: "fuzz", DiscoveryDir: dir, Logger: zerolog.Nop(), EditorTimeout: time.Second,
 			})
 			outW.Close()
@@ -73,7 +74,7 @@ func FuzzEditorLink(f *testing.F) {
 			for {
 				line, err := br.ReadBytes('\n')
 				if len(line) > 0 {
-					if err := link.CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
+					if err := wirecheck.CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
 						bad = append(bad, fmt.Sprintf("%v: %q", err, line))
 					}
 					if !sawInit && bytes.Contains(line, []byte(`"id":"init-5b2e","result":{"port":`)) {

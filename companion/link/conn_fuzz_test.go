@@ -10,6 +10,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/wirecheck"
 )
 
 // fuzzHandler answers like a small sidecar: echo, an error of its choice,
@@ -73,7 +75,7 @@ func FuzzConn(f *testing.F) {
 					close(requested) // the Call's request, written before any input
 				}
 				if len(line) > 0 {
-					if err := CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
+					if err := wirecheck.CheckLine(bytes.TrimSuffix(line, []byte("\n"))); err != nil {
 						bad = append(bad, fmt.Sprintf("%v: %q", err, line))
 					}
 					if !seen && bytes.Contains(line, []byte(`"id":"probe-7d1c","result":{"still":"here"}`)) {

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
@@ -34,7 +34,7 @@ const protocolVersion = "2025-06-18"
 type sidecar struct {
 	sb  *testkit.Sandbox
 	ed  *testkit.Editor
-	res companion.InitializeResult
+	res protocol.InitializeResult
 }
 
 func start(t *testing.T) *sidecar {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -160,9 +161,9 @@ func startRaw(t *testing.T, sb *testkit.Sandbox) *rawSidecar {
 	return r
 }
 
-func (r *rawSidecar) initialize(t *testing.T, sb *testkit.Sandbox) companion.InitializeResult {
+func (r *rawSidecar) initialize(t *testing.T, sb *testkit.Sandbox) protocol.InitializeResult {
 	t.Helper()
-	var res companion.InitializeResult
+	var res protocol.InitializeResult
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	err := r.conn.Call(ctx, "initialize", map[string]any{
@@ -454,7 +455,7 @@ func TestNoTrustIsClaimedUnlessTheEditorSendsIt(t *testing.T) {
 	t.Parallel()
 	sb := testkit.NewSandbox(t)
 	ed := testkit.StartEditor(t, sb, testkit.EditorOptions{})
-	var res companion.InitializeResult
+	var res protocol.InitializeResult
 	if err := ed.Call(wait, "initialize", map[string]any{
 		"protocolVersion": 1, "ide": map[string]string{"name": "neovim", "displayName": "Neovim"},
 		"processId": os.Getpid(), "workspaceFolders": []string{sb.Workspace},

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
@@ -20,7 +20,7 @@ import (
 type started struct {
 	sb  *testkit.Sandbox
 	ed  *testkit.Editor
-	res companion.InitializeResult
+	res protocol.InitializeResult
 }
 
 func start(t *testing.T) started {

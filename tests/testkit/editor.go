@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 // DiffHandler answers one request from the sidecar (diff/open, diff/close)
@@ -137,7 +137,7 @@ func (e *Editor) ExitCode(t testing.TB, timeout time.Duration) int {
 // Initialize sends initialize and returns the result. Zero fields of params
 // get defaults: protocol 1, ide Neovim, the test process as editor, the
 // sandbox workspace.
-func (e *Editor) Initialize(t testing.TB, sb *Sandbox, params map[string]any) companion.InitializeResult {
+func (e *Editor) Initialize(t testing.TB, sb *Sandbox, params map[string]any) protocol.InitializeResult {
 	t.Helper()
 	p := map[string]any{
 		"protocolVersion":  1,
@@ -149,7 +149,7 @@ func (e *Editor) Initialize(t testing.TB, sb *Sandbox, params map[string]any) co
 	for k, v := range params {
 		p[k] = v
 	}
-	var res companion.InitializeResult
+	var res protocol.InitializeResult
 	if err := e.Call(10*time.Second, "initialize", p, &res); err != nil {
 		t.Fatalf("initialize: %v\nsidecar stderr:\n%s", err, e.Stderr())
 	}

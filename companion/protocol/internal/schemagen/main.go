@@ -292,4 +292,3 @@ func generate(src string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
