@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 //go:embed pin.cjs
@@ -114,7 +116,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1")
 	cmd.Env = env
-	setProcAttr(cmd)
+	osproc.OwnGroup(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -181,12 +183,12 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // Stop ends the server: a polite signal, then a kill after a few seconds.
 func (s *Server) Stop() {
 	s.once.Do(func() {
-		terminate(s.cmd)
+		osproc.TerminateGroup(s.cmd)
 		t := time.NewTimer(3 * time.Second)
 		select {
 		case <-s.done:
 		case <-t.C:
-			kill(s.cmd)
+			osproc.KillGroup(s.cmd)
 			<-s.done
 		}
 		t.Stop()

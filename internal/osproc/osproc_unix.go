@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -105,3 +106,14 @@ func Pollable(f *os.File) *os.File {
 	}
 	return os.NewFile(uintptr(fd), f.Name())
 }
+
+// OwnGroup makes cmd start in a process group of its own, so that stopping
+// the group also stops what the process spawned.
+func OwnGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+// TerminateGroup asks the process group of cmd (started with OwnGroup) to
+// stop (SIGTERM).
+func TerminateGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+
+// KillGroup kills the process group of cmd (started with OwnGroup).
+func KillGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

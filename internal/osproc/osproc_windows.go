@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"syscall"
 
 	"github.com/shirou/gopsutil/v4/process"
@@ -125,3 +126,13 @@ func SurviveBrokenPipe() {}
 // Pollable returns f: Windows console and pipe handles are read as they
 // are.
 func Pollable(f *os.File) *os.File { return f }
+
+// OwnGroup does nothing on Windows: there are no process groups to signal.
+func OwnGroup(*exec.Cmd) {}
+
+// TerminateGroup kills the process of cmd: Windows has no polite stop for
+// a console child that is not ours to send Ctrl-Break to.
+func TerminateGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+
+// KillGroup kills the process of cmd.
+func KillGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
