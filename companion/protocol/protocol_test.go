@@ -1,0 +1,130 @@
+package protocol_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/schema"
+)
+
+// TestSchemaIsUpToDate fails when editor-link.schema.json is not what the
+// Go types generate: a type changed without go generate.
+func TestSchemaIsUpToDate(t *testing.T) {
+	want, err := schema.Generate(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("editor-link.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, want) {
+		t.Fatal("editor-link.schema.json is stale: run go generate ./companion/protocol")
+	}
+}
+
+// TestSchemaValidatesWhatTheTypesEncode resolves the schema and checks
+// that full values of every params and result type, as Go encodes them,
+// are valid, and that a value missing a required field or with a wrong
+// enum value is not.
+func TestSchemaValidatesWhatTheTypesEncode(t *testing.T) {
+	var root map[string]any
+	data, err := os.ReadFile("editor-link.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &root); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(def string, v any) error {
+		doc := map[string]any{"$schema": root["$schema"], "$defs": root["$defs"], "$ref": "#/$defs/" + def}
+		raw, _ := json.Marshal(doc)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("resolve %s: %v", def, err)
+		}
+		enc, _ := json.Marshal(v)
+		var inst any
+		_ = json.Unmarshal(enc, &inst)
+		return rs.Validate(inst)
+	}
+	text, one, yes := "text", 1, true
+	id := uint64(7)
+	samples := map[string]any{
+		"InitializeParams": protocol.InitializeParams{ProtocolVersion: &one, IDE: &protocol.IDE{Name: "vim", DisplayName: "Vim", RestartCommand: ":GeminiRestart"},
+			ProcessID: &one, WorkspaceFolders: []string{"/w"}, IsTrusted: &yes, Capabilities: protocol.ClientCapabilities{Diff: &yes, Terminal: true}},
+		"InitializeResult": protocol.InitializeResult{Port: 1, Env: map[string]string{"A": "b"}, ProtocolVersion: 2,
+			Capabilities: &protocol.ServerCapabilities{DiffStates: true}, Policy: &protocol.Policy{Restart: protocol.RestartPolicy{DelaysMs: []int{100}}}},
+		"StatusGetResult":    protocol.StatusGetResult{Status: protocol.Status{WorkspaceFolders: []string{"/w"}}, ServerVersion: "1"},
+		"TerminalEnvResult":  protocol.TerminalEnvResult{Env: map[string]string{}},
+		"FocusParams":        protocol.FocusParams{Path: "/w/a", Cursor: &protocol.Cursor{Line: 1, Character: 1}, SelectedText: &text},
+		"DiffAcceptedParams": protocol.DiffAcceptedParams{FilePath: "/w/a", Content: &text, DiffID: &id, OverDiskChange: true},
+		"DiffOpenParams":     protocol.DiffOpenParams{FilePath: "/w/a", OriginalContent: nil, DiffID: 3},
+		"DiffCloseResult":    protocol.DiffCloseResult{Content: nil},
+		"DiffStateParams":    protocol.DiffStateParams{FilePath: "/w/a", State: protocol.StateExpired, Content: &text},
+		"StatusParams":       protocol.StatusParams{ConnectedClients: 1, Text: "Gemini: 1 CLI connected"},
+		"LogParams":          protocol.LogParams{Level: protocol.LevelWarn, Message: "m"},
+	}
+	for def, v := range samples {
+		if err := validate(def, v); err != nil {
+			t.Errorf("%s %+v: %v", def, v, err)
+		}
+	}
+	bad := map[string]string{
+		"InitializeParams":   `{"ide":{"name":"x","displayName":"X"}}`,
+		"DiffStateParams":    `{"filePath":"/a","diffId":1,"state":"gone","message":"","queued":0}`,
+		"LogParams":          `{"level":"loud","message":"m"}`,
+		"DiffAcceptedParams": `{"filePath":"/a"}`,
+	}
+	for def, raw := range bad {
+		if err := validate(def, json.RawMessage(raw)); err == nil {
+			t.Errorf("%s accepted %s", def, raw)
+		}
+	}
+}
+
+// TestMethodTable checks the method table: unique names, a direction,
+// params and results of struct types, and a version.
+func TestMethodTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range protocol.Methods {
+		if seen[m.Name] {
+			t.Errorf("%s listed twice", m.Name)
+		}
+		seen[m.Name] = true
+		if m.From != protocol.FromPlugin && m.From != protocol.FromSidecar {
+			t.Errorf("%s: direction %q", m.Name, m.From)
+		}
+		if m.Since != protocol.Version1 && m.Since != protocol.Version2 {
+			t.Errorf("%s: since %d", m.Name, m.Since)
+		}
+		if m.Notification && m.Result != nil {
+			t.Errorf("%s: a notification with a result", m.Name)
+		}
+		for _, v := range []any{m.Params, m.Result} {
+			if v != nil && reflect.TypeOf(v).Kind() != reflect.Struct {
+				t.Errorf("%s: %T is not a struct", m.Name, v)
+			}
+		}
+		if strings.TrimSpace(m.Doc) == "" {
+			t.Errorf("%s has no doc", m.Name)
+		}
+		if got, ok := protocol.Lookup(m.Name); !ok || got.Name != m.Name {
+			t.Errorf("Lookup(%s) = %v, %v", m.Name, got.Name, ok)
+		}
+	}
+	if _, ok := protocol.Lookup("agent/send"); ok {
+		t.Error("Lookup found a method that is not in the table")
+	}
+}
