@@ -99,6 +99,12 @@ fuzz_briefly() {
 	done <"$list"
 }
 
+schema_current() {
+	# The editor link's JSON Schema is generated from the Go types of
+	# companion/protocol (go generate); a stale checked-in copy fails.
+	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json
+}
+
 install_line() {
 	# The README's install line, run as documented from this clone into a
 	# clean GOPATH (sharing the module cache) and a clean GOBIN; the
@@ -130,6 +136,7 @@ fi
 if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
+	step "editor link schema is current" schema_current
 	step "install line (README)" install_line
 	step "staticcheck" staticcheck
 	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
