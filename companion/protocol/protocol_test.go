@@ -128,3 +128,47 @@ func TestMethodTable(t *testing.T) {
 		t.Error("Lookup found a method that is not in the table")
 	}
 }
+
+// TestDocsNameEveryMethodAndField keeps docs/editor-link.md in step with
+// the types: every method and every field of every params and result type
+// (and of the types inside them) is named there, in backticks.
+func TestDocsNameEveryMethodAndField(t *testing.T) {
+	data, err := os.ReadFile("../../docs/editor-link.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	seen := map[reflect.Type]bool{}
+	var fields func(reflect.Type, string)
+	fields = func(ty reflect.Type, owner string) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice || ty.Kind() == reflect.Map {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				fields(f.Type, owner)
+				continue
+			}
+			if name != "" && !strings.Contains(doc, name) {
+				t.Errorf("docs/editor-link.md does not name %s's field %s", owner, name)
+			}
+			fields(f.Type, owner+"."+name)
+		}
+	}
+	for _, m := range protocol.Methods {
+		if !strings.Contains(doc, "`"+m.Name+"`") {
+			t.Errorf("docs/editor-link.md does not name method %s", m.Name)
+		}
+		for _, v := range []any{m.Params, m.Result} {
+			if v != nil {
+				fields(reflect.TypeOf(v), m.Name)
+			}
+		}
+	}
+}
