@@ -127,11 +127,11 @@ func startLinked(b *testing.B, workspace string) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		err := editorlink.Serve(ctx, inR, outW, companion.Options{
+		err := editorlink.Serve(ctx, inR, outW, editorlink.Config{Options: companion.Options{
 			Version:      "bench",
 			DiscoveryDir: b.TempDir(),
 			Logger:       zerolog.Nop(),
-		})
+		}})
 		_ = outW.Close()
 		served <- err
 	}()

@@ -360,6 +360,27 @@ func (s *Server) SetWorkspace(folders []string) Info {
 	return info
 }
 
+// Info returns the current connection info (what a terminal opened now
+// needs) without rewriting the discovery file.
+func (s *Server) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := discovery.File{
+		Port:          s.port,
+		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
+		AuthToken:     s.token,
+		IDEInfo:       s.id.IDE,
+		PID:           os.Getpid(),
+	}
+	return Info{
+		Port:          s.port,
+		AuthToken:     s.token,
+		IDEPID:        s.id.IDEPID,
+		DiscoveryFile: s.discoveryPath,
+		Env:           discovery.Env(f, s.id.IDEPID),
+	}
+}
+
 // Status is a summary for health checks and status lines.
 type Status = protocol.Status
 

@@ -3,7 +3,8 @@
 // plugin's messages into calls on a companion.Server and showing the
 // server's diffs and notices through the plugin. The server never refers
 // back to it except through the small interfaces it owns (companion.Editor,
-// companion.Announcer, companion.DiffStateNotifier).
+// companion.Announcer, companion.DiffStateNotifier). The messages are the
+// types of package protocol.
 package editorlink
 
 import (
@@ -27,37 +28,81 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
 
-// ProtocolVersion is the editor link version this sidecar speaks.
-const ProtocolVersion = 1
-
 // editorPoll is how often the editor process is checked for life.
 const editorPoll = 500 * time.Millisecond
+
+// Config configures Serve.
+type Config struct {
+	// Options configure the companion server behind the link.
+	companion.Options
+	// Framing is how messages are delimited (--framing).
+	Framing link.Framing
+	// Extensions add method namespaces to the link, such as the agent
+	// panel's agent/*.
+	Extensions []Extension
+}
+
+// Peer is the plugin as an extension sees it: it can be sent
+// notifications and requests. *link.Conn is one.
+type Peer interface {
+	Notify(method string, params any) error
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// Extension adds methods to the editor link: a namespace such as "agent/"
+// (every method under it) or one method name. Its requests are served only
+// after initialize, like every request but initialize and shutdown.
+type Extension struct {
+	// Pattern is the namespace (ending in "/") or method it handles.
+	Pattern string
+	// Capability is the initialize result capability it turns on: "agent"
+	// (protocol.ServerCapabilities.Agent), or "" for none.
+	Capability string
+	// New makes the handler, once, before the link reads anything. peer
+	// sends to the plugin (e.g. agent/event notifications); server is the
+	// companion the link serves.
+	New func(peer Peer, server *companion.Server) link.Handler
+}
 
 // EditorLink serves one editor plugin over the editor link: it turns the
 // plugin's events into context and decisions, and shows diffs through it.
 type EditorLink struct {
 	s       *companion.Server
 	conn    *link.Conn
+	mux     *link.Mux
 	log     zerolog.Logger
 	version string
+	agent   bool // an extension answers agent/*
 
 	mu        sync.Mutex
 	started   bool
 	editorPID int
+	protocol  int
 	// diffStates: the plugin shows diff/state notifications; without it,
 	// their message goes out as a log notification.
 	diffStates bool
+	// noDiffs: the plugin said it cannot show diffs (capabilities.diff false).
+	noDiffs bool
+	ideName string
 }
 
-// Serve runs the sidecar for the plugin at the other end of r and
-// w until the plugin asks for shutdown, closes r, or its process dies, or ctx
-// ends. It always cleans up (discovery file removed) before returning.
-func Serve(ctx context.Context, r io.Reader, w io.Writer, opts companion.Options) error {
-	s := companion.New(opts)
-	el := &EditorLink{s: s, log: opts.Logger, version: opts.Version}
-	el.conn = link.New(r, w, el, link.WithProblems(func(err error) {
-		el.log.Warn().Err(err).Msg("editor link")
-	}))
+// Serve runs the sidecar for the plugin at the other end of r and w until
+// the plugin asks for shutdown, closes r, or its process dies, or ctx ends.
+// It always cleans up (discovery file removed) before returning.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
+	s := companion.New(cfg.Options)
+	el := &EditorLink{s: s, log: cfg.Logger, version: cfg.Version, mux: link.NewMux()}
+	el.conn = link.New(r, w, el, link.WithFraming(cfg.Framing), link.WithMaxLine(protocol.MaxMessageBytes),
+		link.WithProblems(func(err error) {
+			el.log.Warn().Err(err).Msg("editor link")
+		}))
+	el.routes()
+	for _, ext := range cfg.Extensions {
+		el.mux.Register(ext.Pattern, ext.New(el.conn, s))
+		if ext.Capability == "agent" {
+			el.agent = true
+		}
+	}
 	s.SetEditor(el)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -109,22 +154,57 @@ loop:
 	return err
 }
 
-type ideParam struct {
-	Name        string `json:"name"`
-	DisplayName string `json:"displayName"`
+// routes registers the link's own methods; Extensions add theirs.
+func (el *EditorLink) routes() {
+	m := el.mux
+	m.HandleFunc(protocol.MethodInitialize, el.initialize)
+	m.HandleFunc(protocol.MethodShutdown, func(context.Context, json.RawMessage) (any, error) {
+		// The reply goes out first; Serve then cleans up.
+		el.log.Info().Msg("shutdown requested by the editor")
+		return link.Final{Result: nil}, nil
+	})
+	m.HandleFunc(protocol.MethodStatusGet, func(context.Context, json.RawMessage) (any, error) {
+		return protocol.StatusGetResult{Status: el.s.Status(), ServerVersion: el.version}, nil
+	})
+	m.HandleFunc(protocol.MethodTerminalEnv, func(context.Context, json.RawMessage) (any, error) {
+		info := el.s.Info()
+		return protocol.TerminalEnvResult{Env: info.Env, DiscoveryFile: info.DiscoveryFile}, nil
+	})
+	el.on(protocol.MethodFileFocused, el.focus(false))
+	el.on(protocol.MethodSelectionChanged, el.focus(true))
+	el.on(protocol.MethodFileClosed, el.fileClosed)
+	el.on(protocol.MethodFileRenamed, el.fileRenamed)
+	el.on(protocol.MethodFoldersChanged, el.foldersChanged)
+	el.on(protocol.MethodTrustChanged, el.trustChanged)
+	el.on(protocol.MethodDiffAccepted, el.decision(true))
+	el.on(protocol.MethodDiffRejected, el.decision(false))
+	m.Unhandled = func(method string) {
+		el.log.Debug().Str("method", method).Msg("unknown notification ignored")
+	}
 }
 
-type initializeParams struct {
-	ProtocolVersion  *int      `json:"protocolVersion"`
-	IDE              *ideParam `json:"ide"`
-	ProcessID        *int      `json:"processId"`
-	WorkspaceFolders []string  `json:"workspaceFolders"`
-	IsTrusted        *bool     `json:"isTrusted"`
-	// Capabilities (extension) says which optional notifications the
-	// plugin understands.
-	Capabilities struct {
-		DiffStates bool `json:"diffStates"`
-	} `json:"capabilities"`
+// on registers a notification whose failures are logged: a notification
+// has no answer to carry them.
+func (el *EditorLink) on(method string, f func(json.RawMessage) error) {
+	el.mux.NotifyFunc(method, func(_ context.Context, params json.RawMessage) {
+		if err := f(params); err != nil {
+			el.log.Warn().Str("method", method).Err(err).Msg("editor event dropped")
+		}
+	})
+}
+
+// HandleRequest implements link.Handler: before initialize only initialize
+// and shutdown are served; everything goes through the dispatcher.
+func (el *EditorLink) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != protocol.MethodInitialize && method != protocol.MethodShutdown && !el.isStarted() {
+		return nil, link.Errorf(link.CodeInvalidRequest, "not initialized")
+	}
+	return el.mux.HandleRequest(ctx, method, params)
+}
+
+// HandleNotification implements link.Handler.
+func (el *EditorLink) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
+	el.mux.HandleNotification(ctx, method, params)
 }
 
 func invalid(format string, args ...any) error {
@@ -160,27 +240,6 @@ func checkFolders(field string, folders []string) ([]string, error) {
 	return out, nil
 }
 
-// HandleRequest implements link.Handler.
-func (el *EditorLink) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "initialize":
-		return el.initialize(ctx, params)
-	case "shutdown":
-		// The reply goes out first; ServeEditorLink then cleans up.
-		el.log.Info().Msg("shutdown requested by the editor")
-		return link.Final{Result: nil}, nil
-	case "status/get":
-		if !el.isStarted() {
-			return nil, link.Errorf(link.CodeInvalidRequest, "not initialized")
-		}
-		return struct {
-			companion.Status
-			ServerVersion string `json:"serverVersion"`
-		}{el.s.Status(), el.version}, nil
-	}
-	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
-}
-
 func (el *EditorLink) isStarted() bool {
 	el.mu.Lock()
 	defer el.mu.Unlock()
@@ -191,12 +250,12 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	if el.isStarted() {
 		return nil, link.Errorf(link.CodeInvalidRequest, "already initialized")
 	}
-	var p initializeParams
+	var p protocol.InitializeParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if p.ProtocolVersion == nil || *p.ProtocolVersion != ProtocolVersion {
-		return nil, invalid("protocolVersion: this sidecar speaks version %d", ProtocolVersion)
+	if p.ProtocolVersion == nil || *p.ProtocolVersion < protocol.Version1 || *p.ProtocolVersion > protocol.LatestVersion {
+		return nil, invalid("protocolVersion: this sidecar speaks versions %d and %d", protocol.Version1, protocol.LatestVersion)
 	}
 	if p.IDE == nil || strings.TrimSpace(p.IDE.Name) == "" || strings.TrimSpace(p.IDE.DisplayName) == "" {
 		return nil, invalid("ide: name and displayName are required")
@@ -230,38 +289,43 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.mu.Lock()
 	el.started = true
 	el.editorPID = editorPID
+	el.protocol = *p.ProtocolVersion
 	el.diffStates = p.Capabilities.DiffStates
+	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
+	el.ideName = p.IDE.DisplayName
 	el.mu.Unlock()
 	el.warnNoDiscovery(info)
-	return protocol.InitializeResult{
-		Port:          info.Port,
-		AuthToken:     info.AuthToken,
-		IDEPID:        info.IDEPID,
-		DiscoveryFile: info.DiscoveryFile,
-		Env:           info.Env,
-		ServerVersion: el.version,
-		PID:           os.Getpid(),
-	}, nil
-}
-
-type focusParams struct {
-	Path         string         `json:"path"`
-	Cursor       *idectx.Cursor `json:"cursor"`
-	SelectedText *string        `json:"selectedText"`
-}
-
-// HandleNotification implements link.Handler.
-func (el *EditorLink) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
-	if err := el.notification(method, params); err != nil {
-		el.log.Warn().Str("method", method).Err(err).Msg("editor event dropped")
+	res := protocol.InitializeResult{
+		Port:            info.Port,
+		AuthToken:       info.AuthToken,
+		IDEPID:          info.IDEPID,
+		DiscoveryFile:   info.DiscoveryFile,
+		Env:             info.Env,
+		ServerVersion:   el.version,
+		PID:             os.Getpid(),
+		ProtocolVersion: *p.ProtocolVersion,
 	}
+	if res.ProtocolVersion >= protocol.Version2 {
+		policy := NewPolicy(p.IDE.RestartCommand)
+		res.Policy = &policy
+		res.Capabilities = &protocol.ServerCapabilities{
+			DiffStates:  p.Capabilities.DiffStates,
+			EnvChanged:  true,
+			TerminalEnv: true,
+			StatusText:  true,
+			Agent:       el.agent,
+		}
+		st := el.statusParams(el.s.Status().ConnectedClients)
+		res.Status = &st
+	}
+	return res, nil
 }
 
-func (el *EditorLink) notification(method string, params json.RawMessage) error {
-	eng := el.s.Engine()
-	switch method {
-	case "context/fileFocused", "context/selectionChanged":
-		var p focusParams
+// focus handles context/fileFocused (select false) and
+// context/selectionChanged (select true).
+func (el *EditorLink) focus(selection bool) func(json.RawMessage) error {
+	return func(params json.RawMessage) error {
+		var p protocol.FocusParams
 		if err := decode(params, &p); err != nil {
 			return err
 		}
@@ -272,70 +336,87 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 		if p.SelectedText != nil {
 			sel = *p.SelectedText
 		}
-		if method == "context/fileFocused" {
-			eng.Focus(p.Path, p.Cursor, sel)
+		var cur *idectx.Cursor
+		if p.Cursor != nil {
+			cur = &idectx.Cursor{Line: p.Cursor.Line, Character: p.Cursor.Character}
+		}
+		if selection {
+			el.s.Engine().Select(p.Path, cur, sel)
 		} else {
-			eng.Select(p.Path, p.Cursor, sel)
+			el.s.Engine().Focus(p.Path, cur, sel)
 		}
-	case "context/fileClosed":
-		var p struct {
-			Path string `json:"path"`
-		}
+		return nil
+	}
+}
+
+func (el *EditorLink) fileClosed(params json.RawMessage) error {
+	var p protocol.FileClosedParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	el.s.Engine().Close(p.Path)
+	return nil
+}
+
+func (el *EditorLink) fileRenamed(params json.RawMessage) error {
+	var p protocol.FileRenamedParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(p.NewPath) || strings.ContainsRune(p.NewPath, 0) {
+		return invalid("newPath: %q is not an absolute path", p.NewPath)
+	}
+	el.s.Engine().Rename(p.OldPath, p.NewPath)
+	return nil
+}
+
+func (el *EditorLink) foldersChanged(params json.RawMessage) error {
+	var p protocol.FoldersChangedParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	folders, err := checkFolders("workspaceFolders", p.WorkspaceFolders)
+	if err != nil {
+		return err
+	}
+	if !el.isStarted() {
+		return errors.New("not initialized")
+	}
+	info := el.s.SetWorkspace(folders)
+	el.warnNoDiscovery(info)
+	if err := el.conn.Notify(protocol.MethodEnvChanged, protocol.EnvChangedParams{Env: info.Env, DiscoveryFile: info.DiscoveryFile}); err != nil {
+		return err
+	}
+	if n := el.s.Status().ConnectedClients; n > 0 {
+		el.Announce(companion.Notice{Level: protocol.LevelInfo, Message: FoldersChangedText})
+	}
+	return nil
+}
+
+// FoldersChangedText is what the user hears when the workspace folders
+// change while CLIs are connected.
+const FoldersChangedText = "Workspace folders changed: terminals opened from now on get the new folders; Gemini CLI sessions already running keep the old ones until they reconnect with /ide enable."
+
+func (el *EditorLink) trustChanged(params json.RawMessage) error {
+	var p protocol.TrustChangedParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	if p.IsTrusted == nil {
+		return invalid("isTrusted is required")
+	}
+	el.s.Engine().SetTrusted(*p.IsTrusted)
+	return nil
+}
+
+// decision handles diff/accepted (accepted true) and diff/rejected.
+func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
+	return func(params json.RawMessage) error {
+		var p protocol.DiffAcceptedParams
 		if err := decode(params, &p); err != nil {
 			return err
 		}
-		eng.Close(p.Path)
-	case "context/fileRenamed":
-		var p struct {
-			OldPath string `json:"oldPath"`
-			NewPath string `json:"newPath"`
-		}
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		if !filepath.IsAbs(p.NewPath) || strings.ContainsRune(p.NewPath, 0) {
-			return invalid("newPath: %q is not an absolute path", p.NewPath)
-		}
-		eng.Rename(p.OldPath, p.NewPath)
-	case "workspace/foldersChanged":
-		var p struct {
-			WorkspaceFolders []string `json:"workspaceFolders"`
-		}
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		folders, err := checkFolders("workspaceFolders", p.WorkspaceFolders)
-		if err != nil {
-			return err
-		}
-		if !el.isStarted() {
-			return errors.New("not initialized")
-		}
-		info := el.s.SetWorkspace(folders)
-		el.warnNoDiscovery(info)
-		return el.conn.Notify("workspace/envChanged", map[string]any{"env": info.Env, "discoveryFile": info.DiscoveryFile})
-	case "workspace/trustChanged":
-		var p struct {
-			IsTrusted *bool `json:"isTrusted"`
-		}
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		if p.IsTrusted == nil {
-			return invalid("isTrusted is required")
-		}
-		eng.SetTrusted(*p.IsTrusted)
-	case "diff/accepted", "diff/rejected":
-		var p struct {
-			FilePath       string  `json:"filePath"`
-			Content        *string `json:"content"`
-			DiffID         *uint64 `json:"diffId"`
-			OverDiskChange bool    `json:"overDiskChange"`
-		}
-		if err := decode(params, &p); err != nil {
-			return err
-		}
-		dc := companion.Decision{FilePath: p.FilePath, Accepted: method == "diff/accepted", OverDiskChange: p.OverDiskChange}
+		dc := companion.Decision{FilePath: p.FilePath, Accepted: accepted, OverDiskChange: p.OverDiskChange}
 		if dc.Accepted {
 			if p.Content == nil {
 				return invalid("content is required")
@@ -349,16 +430,21 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 			dc.DiffID = *p.DiffID
 		}
 		el.s.Decide(dc)
-	default:
-		el.log.Debug().Str("method", method).Msg("unknown notification ignored")
+		return nil
 	}
-	return nil
 }
 
-// OpenDiff implements Editor by asking the plugin to show the diff.
+// OpenDiff implements companion.Editor by asking the plugin to show the
+// diff.
 func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) error {
+	el.mu.Lock()
+	noDiffs, name := el.noDiffs, el.ideName
+	el.mu.Unlock()
+	if noDiffs {
+		return fmt.Errorf("%s does not show diffs; review the change in Gemini CLI instead", name)
+	}
 	var res json.RawMessage
-	if err := el.conn.Call(ctx, "diff/open", req, &res); err != nil {
+	if err := el.conn.Call(ctx, protocol.MethodDiffOpen, req, &res); err != nil {
 		var rpcErr *link.Error
 		if errors.As(err, &rpcErr) {
 			return fmt.Errorf("the editor could not show the diff: %s", rpcErr.Message)
@@ -368,12 +454,11 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 	return nil
 }
 
-// CloseDiff implements Editor by asking the plugin to close the view.
+// CloseDiff implements companion.Editor by asking the plugin to close the
+// view.
 func (el *EditorLink) CloseDiff(ctx context.Context, path string) (*string, error) {
-	var res struct {
-		Content *string `json:"content"`
-	}
-	if err := el.conn.Call(ctx, "diff/close", map[string]string{"filePath": path}, &res); err != nil {
+	var res protocol.DiffCloseResult
+	if err := el.conn.Call(ctx, protocol.MethodDiffClose, protocol.DiffCloseParams{FilePath: path}, &res); err != nil {
 		return nil, err
 	}
 	return res.Content, nil
@@ -386,31 +471,46 @@ func (el *EditorLink) warnNoDiscovery(info companion.Info) {
 	if info.DiscoveryFile != "" {
 		return
 	}
-	el.Announce(companion.Notice{Level: "warn", Message: fmt.Sprintf(
+	el.Announce(companion.Notice{Level: protocol.LevelWarn, Message: fmt.Sprintf(
 		"No discovery file could be written (%v); Gemini CLI may not find this editor. See docs/security.md.", info.DiscoveryErr)})
 }
 
-// DiffState implements DiffStateNotifier: a diff/state notification for
-// plugins that said they show them, a log notification for the others.
+// DiffState implements companion.DiffStateNotifier: a diff/state
+// notification for plugins that said they show them, a log notification
+// for the others.
 func (el *EditorLink) DiffState(st companion.DiffState) {
 	el.mu.Lock()
 	states := el.diffStates
 	el.mu.Unlock()
 	if states {
-		_ = el.conn.Notify("diff/state", st)
+		_ = el.conn.Notify(protocol.MethodDiffState, st)
 		return
 	}
 	if st.Message != "" {
-		el.Announce(companion.Notice{Level: "warn", Message: st.Message})
+		el.Announce(companion.Notice{Level: protocol.LevelWarn, Message: st.Message})
 	}
 }
 
-// Announce implements Announcer with a log notification.
+// Announce implements companion.Announcer with a log notification.
 func (el *EditorLink) Announce(n companion.Notice) {
-	_ = el.conn.Notify("log", n)
+	_ = el.conn.Notify(protocol.MethodLog, n)
 }
 
-// ClientsChanged implements Announcer with a status notification.
+// ClientsChanged implements companion.Announcer with a status
+// notification.
 func (el *EditorLink) ClientsChanged(connected int) {
-	_ = el.conn.Notify("status", map[string]int{"connectedClients": connected})
+	_ = el.conn.Notify(protocol.MethodStatus, el.statusParams(connected))
+}
+
+// statusParams is the status for this plugin: with the text to show for
+// protocol 2, as protocol 1 had it otherwise.
+func (el *EditorLink) statusParams(connected int) protocol.StatusParams {
+	el.mu.Lock()
+	v := el.protocol
+	el.mu.Unlock()
+	st := protocol.StatusParams{ConnectedClients: connected}
+	if v >= protocol.Version2 {
+		st.Text = StatusText(connected)
+	}
+	return st
 }

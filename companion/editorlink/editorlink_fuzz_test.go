@@ -57,9 +57,9 @@ func FuzzEditorLink(f *testing.F) {
 		outR, outW := io.Pipe()
 		served := make(chan error, 1)
 		go func() {
-			served <- editorlink.Serve(context.Background(), inR, outW, companion.Options{
+			served <- editorlink.Serve(context.Background(), inR, outW, editorlink.Config{Options: companion.Options{
 				Version: "fuzz", DiscoveryDir: dir, Logger: zerolog.Nop(), EditorTimeout: time.Second,
-			})
+			}})
 			outW.Close()
 		}()
 

@@ -28,9 +28,9 @@ func TestInitializeCanBeRetriedAfterAFailedOne(t *testing.T) {
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(context.Background(), inR, outW, companion.Options{
+		served <- Serve(context.Background(), inR, outW, Config{Options: companion.Options{
 			DiscoveryDir: dir, Logger: zerolog.Nop(),
-		})
+		}})
 		outW.Close()
 	}()
 	br := bufio.NewReader(outR)

@@ -218,13 +218,15 @@ type InitializeResult struct {
 	ServerVersion string `json:"serverVersion"`
 	// PID is the sidecar's own process ID.
 	PID int `json:"pid"`
-	// ProtocolVersion (v2) is the version spoken on this link: the
-	// plugin's.
-	ProtocolVersion int `json:"protocolVersion,omitempty"`
+	// ProtocolVersion is the version spoken on this link: the plugin's.
+	ProtocolVersion int `json:"protocolVersion"`
 	// Capabilities (v2) is what the sidecar will send this plugin.
 	Capabilities *ServerCapabilities `json:"capabilities,omitempty"`
 	// Policy (v2) is the shared restart, limits and messages policy.
 	Policy *Policy `json:"policy,omitempty"`
+	// Status (v2) is the status at initialize, as a status notification
+	// would carry it, so a plugin has a status line to show at once.
+	Status *StatusParams `json:"status,omitempty"`
 }
 
 // Status is the state of a running companion, for health checks and
