@@ -306,7 +306,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 		ProtocolVersion: *p.ProtocolVersion,
 	}
 	if res.ProtocolVersion >= protocol.Version2 {
-		policy := NewPolicy(p.IDE.RestartCommand)
+		policy := newPolicy(p.IDE.RestartCommand)
 		res.Policy = &policy
 		res.Capabilities = &protocol.ServerCapabilities{
 			DiffStates:  p.Capabilities.DiffStates,
@@ -388,14 +388,14 @@ func (el *EditorLink) foldersChanged(params json.RawMessage) error {
 		return err
 	}
 	if n := el.s.Status().ConnectedClients; n > 0 {
-		el.Announce(companion.Notice{Level: protocol.LevelInfo, Message: FoldersChangedText})
+		el.Announce(companion.Notice{Level: protocol.LevelInfo, Message: foldersChangedText})
 	}
 	return nil
 }
 
-// FoldersChangedText is what the user hears when the workspace folders
+// foldersChangedText is what the user hears when the workspace folders
 // change while CLIs are connected.
-const FoldersChangedText = "Workspace folders changed: terminals opened from now on get the new folders; Gemini CLI sessions already running keep the old ones until they reconnect with /ide enable."
+const foldersChangedText = "Workspace folders changed: terminals opened from now on get the new folders; Gemini CLI sessions already running keep the old ones until they reconnect with /ide enable."
 
 func (el *EditorLink) trustChanged(params json.RawMessage) error {
 	var p protocol.TrustChangedParams
@@ -510,7 +510,7 @@ func (el *EditorLink) statusParams(connected int) protocol.StatusParams {
 	el.mu.Unlock()
 	st := protocol.StatusParams{ConnectedClients: connected}
 	if v >= protocol.Version2 {
-		st.Text = StatusText(connected)
+		st.Text = statusText(connected)
 	}
 	return st
 }

@@ -12,11 +12,11 @@ import (
 // every script, plus a little so the sidecar can tell the text was cut.
 const maxSelectionBytes = 4*idectx.MaxSelectedUTF16 + 16
 
-// NewPolicy returns the policy for an editor whose restart command is
+// newPolicy returns the policy for an editor whose restart command is
 // restartCommand ("" when the plugin did not say): what every plugin does
 // the same way, decided here once and sent in the initialize result
 // (protocol 2).
-func NewPolicy(restartCommand string) protocol.Policy {
+func newPolicy(restartCommand string) protocol.Policy {
 	again := "restart the companion to try again"
 	if c := strings.TrimSpace(restartCommand); c != "" {
 		again = fmt.Sprintf("run %s to try again", c)
@@ -37,8 +37,8 @@ func NewPolicy(restartCommand string) protocol.Policy {
 	}
 }
 
-// StatusText is the status line for a plugin to show as is.
-func StatusText(connected int) string {
+// statusText is the status line for a plugin to show as is.
+func statusText(connected int) string {
 	switch connected {
 	case 0:
 		return "Gemini: no CLI connected"

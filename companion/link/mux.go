@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -56,26 +55,6 @@ func (m *Mux) HandleFunc(method string, f RequestFunc) { m.Register(method, requ
 // NotifyFunc registers f as the notification method's handler.
 func (m *Mux) NotifyFunc(method string, f NotificationFunc) {
 	m.Register(method, notificationOnly(f))
-}
-
-// Handles reports whether pattern is registered.
-func (m *Mux) Handles(pattern string) bool {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	_, ok := m.routes[pattern]
-	return ok
-}
-
-// Patterns lists what is registered, sorted.
-func (m *Mux) Patterns() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out := make([]string, 0, len(m.routes))
-	for p := range m.routes {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // lookup returns the handler of method, or nil.

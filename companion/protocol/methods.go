@@ -72,13 +72,3 @@ var Methods = []Method{
 	{Name: MethodEnvChanged, From: FromSidecar, Notification: true, Since: Version1, Params: EnvChangedParams{},
 		Doc: "Terminals opened from now on get this environment."},
 }
-
-// Lookup returns the method named name.
-func Lookup(name string) (Method, bool) {
-	for _, m := range Methods {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Method{}, false
-}
