@@ -43,15 +43,25 @@ type Config struct {
 }
 
 // Peer is the plugin as an extension sees it: it can be sent
-// notifications and requests. *link.Conn is one.
+// notifications and requests, and it said in initialize what it can do.
 type Peer interface {
 	Notify(method string, params any) error
 	Call(ctx context.Context, method string, params, result any) error
+	// PluginCapabilities is what the plugin said it can do in initialize;
+	// the zero value before initialize.
+	PluginCapabilities() protocol.ClientCapabilities
 }
 
 // Extension adds methods to the editor link: a namespace such as "agent/"
 // (every method under it) or one method name. Its requests are served only
 // after initialize, like every request but initialize and shutdown.
+//
+// The handler New returns may also implement:
+//   - Decider: it is asked first about every diff/accepted and
+//     diff/rejected, and takes the ones that are its own (proposals it
+//     showed itself); the rest go to the companion server;
+//   - io.Closer: Close is called once, when the link has ended, before
+//     Serve returns (to stop what the extension started).
 type Extension struct {
 	// Pattern is the namespace (ending in "/") or method it handles.
 	Pattern string
@@ -64,6 +74,13 @@ type Extension struct {
 	New func(peer Peer, server *companion.Server) link.Handler
 }
 
+// Decider is implemented by extension handlers that show proposals of
+// their own: Decide takes the user's decision on one and reports whether
+// it was theirs (diffID 0: a protocol-1 plugin named only the path).
+type Decider interface {
+	Decide(path string, diffID uint64, accepted bool, content string) bool
+}
+
 // EditorLink serves one editor plugin over the editor link: it turns the
 // plugin's events into context and decisions, and shows diffs through it.
 type EditorLink struct {
@@ -73,6 +90,10 @@ type EditorLink struct {
 	log     zerolog.Logger
 	version string
 	agent   bool // an extension answers agent/*
+	// deciders and closers are the extension handlers that implement
+	// Decider and io.Closer.
+	deciders []Decider
+	closers  []io.Closer
 
 	mu        sync.Mutex
 	started   bool
@@ -84,6 +105,7 @@ type EditorLink struct {
 	// noDiffs: the plugin said it cannot show diffs (capabilities.diff false).
 	noDiffs bool
 	ideName string
+	caps    protocol.ClientCapabilities
 }
 
 // Serve runs the sidecar for the plugin at the other end of r and w until
@@ -98,9 +120,16 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 		}))
 	el.routes()
 	for _, ext := range cfg.Extensions {
-		el.mux.Register(ext.Pattern, ext.New(el.conn, s))
+		h := ext.New(el, s)
+		el.mux.Register(ext.Pattern, h)
 		if ext.Capability == "agent" {
 			el.agent = true
+		}
+		if d, ok := h.(Decider); ok {
+			el.deciders = append(el.deciders, d)
+		}
+		if c, ok := h.(io.Closer); ok {
+			el.closers = append(el.closers, c)
 		}
 	}
 	s.SetEditor(el)
@@ -132,6 +161,11 @@ loop:
 				reason = fmt.Sprintf("editor process %d is gone", pid)
 				break loop
 			}
+		}
+	}
+	for _, c := range el.closers {
+		if cerr := c.Close(); cerr != nil {
+			el.log.Warn().Err(cerr).Msg("editor link extension did not stop cleanly")
 		}
 	}
 	// The discovery file goes first: the log below may be written to an
@@ -293,6 +327,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.diffStates = p.Capabilities.DiffStates
 	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
 	el.ideName = p.IDE.DisplayName
+	el.caps = p.Capabilities
 	el.mu.Unlock()
 	el.warnNoDiscovery(info)
 	res := protocol.InitializeResult{
@@ -429,9 +464,29 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 			}
 			dc.DiffID = *p.DiffID
 		}
+		for _, d := range el.deciders {
+			if d.Decide(dc.FilePath, dc.DiffID, dc.Accepted, dc.Content) {
+				return nil
+			}
+		}
 		el.s.Decide(dc)
 		return nil
 	}
+}
+
+// Notify implements Peer: a notification to the plugin.
+func (el *EditorLink) Notify(method string, params any) error { return el.conn.Notify(method, params) }
+
+// Call implements Peer: a request to the plugin, waiting for its answer.
+func (el *EditorLink) Call(ctx context.Context, method string, params, result any) error {
+	return el.conn.Call(ctx, method, params, result)
+}
+
+// PluginCapabilities implements Peer.
+func (el *EditorLink) PluginCapabilities() protocol.ClientCapabilities {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	return el.caps
 }
 
 // OpenDiff implements companion.Editor by asking the plugin to show the

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,17 +18,45 @@ import (
 )
 
 // agentStub is an extension's handler: agent/ping answers and sends an
-// agent/event to the plugin through the peer it was given.
+// agent/event to the plugin through the peer it was given; it takes the
+// decisions on its own proposals (diffId from 2^40) and notes its Close.
 type agentStub struct {
-	peer   Peer
-	server *companion.Server
+	peer    Peer
+	server  *companion.Server
+	mu      sync.Mutex
+	decided []string
+	closed  int
+}
+
+const agentDiffs = 1 << 40
+
+func (a *agentStub) Decide(path string, diffID uint64, accepted bool, content string) bool {
+	if diffID < agentDiffs {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.decided = append(a.decided, fmt.Sprintf("%s %d %v %q", path, diffID, accepted, content))
+	return true
+}
+
+func (a *agentStub) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed++
+	return nil
 }
 
 func (a *agentStub) HandleRequest(_ context.Context, method string, _ json.RawMessage) (any, error) {
 	if method != "agent/ping" {
 		return nil, link.Errorf(link.CodeMethodNotFound, "agent has no %s", method)
 	}
-	if err := a.peer.Notify("agent/event", map[string]any{"kind": "pong", "clients": a.server.Status().ConnectedClients}); err != nil {
+	a.mu.Lock()
+	decided := append([]string(nil), a.decided...)
+	a.mu.Unlock()
+	caps := a.peer.PluginCapabilities()
+	if err := a.peer.Notify("agent/event", map[string]any{"kind": "pong", "clients": a.server.Status().ConnectedClients,
+		"showsDiffs": caps.Diff == nil || *caps.Diff, "decided": decided}); err != nil {
 		return nil, err
 	}
 	return map[string]bool{"pong": true}, nil
@@ -36,16 +66,20 @@ func (a *agentStub) HandleNotification(context.Context, string, json.RawMessage)
 
 // TestExtensionsAddANamespace registers an agent/ extension: it turns on
 // capabilities.agent, its requests are refused before initialize like any
-// other, and afterwards they reach it and it can notify the plugin.
+// other, and afterwards they reach it; it can notify the plugin, sees the
+// plugin's capabilities, takes the decisions on its own proposals (and only
+// those), and is closed when the link ends.
 func TestExtensionsAddANamespace(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
+	stub := &agentStub{}
 	go func() {
 		served <- Serve(context.Background(), inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()},
 			Extensions: []Extension{{Pattern: "agent/", Capability: "agent", New: func(peer Peer, s *companion.Server) link.Handler {
-				return &agentStub{peer: peer, server: s}
+				stub.peer, stub.server = peer, s
+				return stub
 			}}},
 		})
 		outW.Close()
@@ -103,7 +137,7 @@ func TestExtensionsAddANamespace(t *testing.T) {
 		t.Fatalf("agent/ping before initialize: %s", m["error"])
 	}
 	params, _ := json.Marshal(map[string]any{"protocolVersion": 2, "ide": map[string]string{"name": "t", "displayName": "T"},
-		"processId": os.Getpid(), "workspaceFolders": []string{t.TempDir()}})
+		"processId": os.Getpid(), "workspaceFolders": []string{t.TempDir()}, "capabilities": map[string]bool{"diff": false}})
 	send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":` + string(params) + `}`)
 	var res struct {
 		Capabilities struct {
@@ -113,12 +147,20 @@ func TestExtensionsAddANamespace(t *testing.T) {
 	if m := next(byID("2")); json.Unmarshal(m["result"], &res) != nil || !res.Capabilities.Agent {
 		t.Fatalf("initialize with an agent extension: %s %s", m["result"], m["error"])
 	}
+	// A decision on the agent's proposal goes to it; one on any other
+	// proposal goes to the server (which has none open: expired).
+	send(`{"jsonrpc":"2.0","method":"diff/accepted","params":{"filePath":"/w/a.txt","content":"A\n","diffId":1099511627777}}`)
+	send(`{"jsonrpc":"2.0","method":"diff/accepted","params":{"filePath":"/w/b.txt","content":"B\n","diffId":7}}`)
 	send(`{"jsonrpc":"2.0","id":3,"method":"agent/ping"}`)
 	if m := next(byID("3")); string(m["result"]) != `{"pong":true}` {
 		t.Fatalf("agent/ping: %s %s", m["result"], m["error"])
 	}
 	next(func(m map[string]json.RawMessage) bool {
-		return string(m["method"]) == `"agent/event"` && string(m["params"]) == `{"clients":0,"kind":"pong"}`
+		return string(m["method"]) == `"agent/event"` &&
+			string(m["params"]) == `{"clients":0,"decided":["/w/a.txt 1099511627777 true \"A\\n\""],"kind":"pong","showsDiffs":false}`
+	})
+	next(func(m map[string]json.RawMessage) bool {
+		return string(m["method"]) == `"log"` && string(m["params"]) == `{"level":"warn","message":"This proposal for b.txt expired; nothing was written."}`
 	})
 	send(`{"jsonrpc":"2.0","id":4,"method":"agent/other"}`)
 	if m := next(byID("4")); string(m["error"]) != `{"code":-32601,"message":"agent has no agent/other"}` {
@@ -134,5 +176,8 @@ func TestExtensionsAddANamespace(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not end after shutdown")
+	}
+	if stub.closed != 1 {
+		t.Fatalf("the extension was closed %d times, want once", stub.closed)
 	}
 }
