@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,6 +82,14 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if args.FilePath == nil || args.NewContent == nil {
 		return toolError("openDiff: filePath and newContent are required"), nil
 	}
+	newContent := *args.NewContent
+	if req.Extra != nil && req.Extra.Header != nil {
+		c, err := s.lifts.lifted(req.Extra.Header, newContent)
+		if err != nil {
+			return toolError("openDiff: %v", err), nil
+		}
+		newContent = c
+	}
 	path := *args.FilePath
 	if why := checkPath(path); why != "" {
 		s.log.Warn().Str("path", path).Str("reason", why).Msg("openDiff refused")
@@ -105,7 +114,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if req.Session != nil {
 		owner = req.Session.ID()
 	}
-	d, replaced := s.diffs.Propose(path, owner, original, *args.NewContent)
+	d, replaced := s.diffs.Propose(path, owner, original, newContent)
 	if replaced != nil {
 		s.unwatch(replaced.ID)
 		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal from the same session")
@@ -122,7 +131,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 		s.log.Warn().Str("path", path).Str("reason", err.Error()).Msg("diff could not be shown")
 		return toolError("openDiff: %s", err), nil
 	}
-	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(*args.NewContent)).Msg("diff shown")
+	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(newContent)).Msg("diff shown")
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
@@ -151,12 +160,37 @@ func readOriginal(path string) (*string, error) {
 	if st.Size() > maxOriginal {
 		return nil, fmt.Errorf("%s is larger than %d MiB", path, maxOriginal>>20)
 	}
-	data, err := os.ReadFile(path)
+	text, err := readText(path, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
-	text := string(data)
 	return &text, nil
+}
+
+// readText reads a file of about size bytes straight into the string it
+// returns: one buffer, no copy from bytes to string.
+func readText(path string, size int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	b.Grow(int(size))
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		b.Write(buf[:n])
+		if b.Len() > maxOriginal {
+			return "", fmt.Errorf("larger than %d MiB", maxOriginal>>20)
+		}
+		if errors.Is(err, io.EOF) {
+			return b.String(), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
 }
 
 func (s *Server) inWorkspace(path string) bool {
