@@ -124,8 +124,8 @@ var errStop = errors.New("stop scanning")
 // syntax error) makes it copy the rest unchanged, for the SDK to judge.
 type liftScanner struct {
 	br      *bufio.Reader
-	size    int64 // the body's length, -1 if unknown
-	read    int64 // bytes taken from br
+	size    int64  // the body's length, -1 if unknown
+	read    int64  // bytes taken from br
 	key     string // written in place of the lifted string
 	out     bytes.Buffer
 	method  string
