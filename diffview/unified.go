@@ -47,7 +47,10 @@ func UnifiedBounded(path string, original *string, proposed string) (text string
 	ops, exact := lineOps(oldLines, newLines)
 
 	var b strings.Builder
-	b.Grow(64 + 2*len(path) + w.oldEnd + w.newEnd - 2*w.start)
+	if len(oldLines) == 0 || len(newLines) == 0 {
+		// All added or all removed: the text is every line once more.
+		b.Grow(64 + 2*len(path) + w.oldEnd + w.newEnd - 2*w.start + len(oldLines) + len(newLines))
+	}
 	if !exact {
 		// Text before the "---" header is ignored by patch and git apply,
 		// and tells a reader why the diff is coarse.

@@ -43,7 +43,6 @@ func refUnifiedBounded(path string, original *string, proposed string) (text str
 
 // op is one line-level edit: a run of n lines kept, deleted or inserted.
 
-
 // refLineOps diffs two texts, given as lines, line by line. Lines the two
 // share at the start and the end are counted directly (a proposal usually
 // changes a small middle part of a large file); go-diff's line mode diffs
@@ -107,7 +106,6 @@ func refSplitLines(s string) []string {
 }
 
 // hunk is a range of ops [from, to) plus the context around them.
-
 
 // refHunks groups changed runs that are close enough to share context.
 func refHunks(ops []op) []hunk {
@@ -215,7 +213,6 @@ func refWriteLine(b *strings.Builder, prefix byte, line string) {
 	b.WriteString(line)
 	b.WriteString("\n\\ No newline at end of file\n")
 }
-
 
 // TestWindowedUnifiedMatchesTheWholeDiff compares the windowed diff with
 // the whole-text one on random edits of random line texts: changes at the
