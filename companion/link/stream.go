@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -87,15 +88,48 @@ func (j *jsonWriter) raw(s string) {
 	j.buf = append(j.buf, s...)
 }
 
-// rawBytes writes a few bytes as they are.
+// escape writes the first n bytes of e, an escape sequence.
+func (j *jsonWriter) escape(e [6]byte, n int) {
+	if len(j.buf)+n > jsonChunk {
+		j.flush()
+	}
+	j.buf = append(j.buf, e[:n]...)
+}
+
+// rawBytes writes p as it is.
 func (j *jsonWriter) rawBytes(p []byte) {
 	if len(j.buf)+len(p) > jsonChunk {
 		j.flush()
+	}
+	if len(p) > jsonChunk {
+		if j.err == nil {
+			n, err := j.w.Write(p)
+			j.n += int64(n)
+			j.err = err
+		}
+		return
 	}
 	j.buf = append(j.buf, p...)
 }
 
 func (j *jsonWriter) value(v any) {
+	if len(j.buf)+24 > jsonChunk {
+		j.flush()
+	}
+	switch v := v.(type) {
+	case nil:
+		j.buf = append(j.buf, "null"...)
+		return
+	case bool:
+		j.buf = strconv.AppendBool(j.buf, v)
+		return
+	case int:
+		j.buf = strconv.AppendInt(j.buf, int64(v), 10)
+		return
+	case uint64:
+		j.buf = strconv.AppendUint(j.buf, v, 10)
+		return
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -131,7 +165,7 @@ func (j *jsonWriter) quoted(s string) {
 			j.raw(s[start:i])
 			switch c {
 			case '"', '\\':
-				j.rawBytes([]byte{'\\', c})
+				j.escape([6]byte{'\\', c}, 2)
 			case '\b':
 				j.raw(`\b`)
 			case '\f':
@@ -143,7 +177,7 @@ func (j *jsonWriter) quoted(s string) {
 			case '\t':
 				j.raw(`\t`)
 			default:
-				j.rawBytes([]byte{'\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]})
+				j.escape([6]byte{'\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]}, 6)
 			}
 			i++
 			start = i
@@ -156,7 +190,7 @@ func (j *jsonWriter) quoted(s string) {
 			j.raw(`\ufffd`)
 		case r == '\u2028' || r == '\u2029':
 			j.raw(s[start:i])
-			j.rawBytes([]byte{'\\', 'u', '2', '0', '2', hexDigits[r&0xF]})
+			j.escape([6]byte{'\\', 'u', '2', '0', '2', hexDigits[r&0xF]}, 6)
 		default:
 			i += size
 			continue
@@ -181,4 +215,67 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return len(p), nil
+}
+
+// message is one encoded message: its JSON text, or the head of it and
+// params to stream after the head.
+type message struct {
+	data   []byte         // the whole message, or its head up to "params":
+	params ObjectStreamer // if set, streamed after data, then "}"
+}
+
+// encodeMessage encodes v, an outRequest or outResponse. The params of a
+// request that are an ObjectStreamer are left to stream when written.
+func encodeMessage(v any) (*message, error) {
+	if r, ok := v.(outRequest); ok {
+		if p, ok := r.Params.(ObjectStreamer); ok {
+			r.Params = nil
+			head, err := marshal(r)
+			if err != nil {
+				return nil, err
+			}
+			head = append(head[:len(head)-1], `,"params":`...)
+			return &message{data: head, params: p}, nil
+		}
+	}
+	data, err := marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &message{data: data}, nil
+}
+
+// marshal is json.Marshal without HTML escaping (editors read the JSON,
+// not a browser, and big proposals stay smaller).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode message: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// writeTo writes the message's JSON text with j.
+func (m *message) writeTo(j *jsonWriter) {
+	j.rawBytes(m.data)
+	if m.params != nil {
+		streamParams(j, m.params)
+		j.raw("}")
+	}
+}
+
+// size is the length of the message's JSON text, for framings that send
+// it first. A streamed message is encoded once more to count it, into no
+// buffer.
+func (m *message) size() (int64, error) {
+	if m.params == nil {
+		return int64(len(m.data)), nil
+	}
+	var c countWriter
+	j := newJSONWriter(&c)
+	m.writeTo(j)
+	err := j.flush()
+	return c.n, err
 }
