@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -28,6 +29,10 @@ import (
 // liftMin is the body size from which a POST is read by the intake. Smaller
 // bodies go to the SDK untouched: lifting would save nothing worth a pass.
 const liftMin = 32 << 10
+
+// collectBefore is the body size from which the intake runs the collector
+// before reading.
+const collectBefore = 4 << 20
 
 // liftHeader carries the key of the content lifted out of a request from
 // the intake to the tool, through the header the SDK hands tools. A client
@@ -83,6 +88,14 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 	r.Header.Del(liftHeader)
 	if r.Body == nil || (r.ContentLength >= 0 && r.ContentLength < liftMin) {
 		return "", true
+	}
+	if r.ContentLength < 0 || r.ContentLength >= collectBefore {
+		// The companion runs with GOGC=400: the garbage of earlier large
+		// proposals could otherwise still be on the heap when this one is
+		// read, and the process would hold both. Collecting first lets the
+		// new text reuse that memory. Proposals are strings, which the
+		// collector does not scan, so this costs about a millisecond.
+		runtime.GC()
 	}
 	ls := liftScanner{br: bufio.NewReaderSize(r.Body, 64<<10), size: r.ContentLength, key: "lifted:" + rand.Text()}
 	if r.ContentLength > 0 {
