@@ -201,7 +201,7 @@ func readText(path string, size int64, known *string) (text string, same bool, e
 		matched = -1
 		b.Grow(int(size))
 	}
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, min(32<<10, max(size+1, 512)))
 	for {
 		n, err := f.Read(buf)
 		chunk := buf[:n]
