@@ -437,7 +437,12 @@ func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload
 
 // payloadPhase measures openDiff latency and peak memory per payload size.
 func payloadPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *roundResult) error {
-	pctx, cancel := context.WithTimeout(ctx, cfg.phaseTimeout*2)
+	// Twice the phase timeout, and half a second per MiB sent.
+	limit := cfg.phaseTimeout * 2
+	for _, size := range cfg.payloadSizes {
+		limit += time.Duration(cfg.payloadReps*size>>20) * time.Second / 2
+	}
+	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	s, err := connectCLI(pctx, c)
 	if err != nil {
