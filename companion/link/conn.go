@@ -59,6 +59,7 @@ type Conn struct {
 	w       io.Writer
 	h       Handler
 	maxLine int
+	framing Framing
 	problem ProblemFunc
 
 	wmu          sync.Mutex  // serialises whole lines on w
@@ -127,15 +128,25 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer c.shutdown()
 	c.serving.Store(true)
 	go c.writer()
-	lr := newLineReader(c.r, c.maxLine)
+	lr := newMessageReader(c.r, c.framing, c.maxLine)
+	what := "line"
+	if c.framing == LSP {
+		what = "message"
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		line, err := lr.next()
-		if errors.Is(err, errLineTooLong) {
-			c.problem(fmt.Errorf("line over %d bytes skipped", c.maxLine))
-			c.writeError(json.RawMessage("null"), Errorf(CodeInvalidRequest, "line longer than %d bytes", c.maxLine))
+		if errors.Is(err, errTooLong) {
+			c.problem(fmt.Errorf("%s over %d bytes skipped", what, c.maxLine))
+			c.writeError(json.RawMessage("null"), Errorf(CodeInvalidRequest, "%s longer than %d bytes", what, c.maxLine))
+			continue
+		}
+		var bh *errBadHeader
+		if errors.As(err, &bh) {
+			c.problem(bh)
+			c.writeError(json.RawMessage("null"), Errorf(CodeParseError, "%v", bh))
 			continue
 		}
 		if len(line) > 0 && c.dispatch(ctx, line) {
@@ -319,17 +330,28 @@ func (p progressWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// writeMessage writes one message as one line, through the Conn's
-// reusable buffer: a small message in one write, a large one in pieces of
-// the buffer's size. The caller holds wmu.
+// writeMessage writes one framed message through the Conn's reusable
+// buffer: a small message in one write, a large one in pieces of the
+// buffer's size, its large strings escaped on the way (ObjectStreamer). The
+// LSP framing first counts the body's length for its header. The caller
+// holds wmu.
 func (c *Conn) writeMessage(m *message) error {
 	if c.out == nil {
 		c.out = newJSONWriter(progressWriter{c})
 	}
 	j := c.out
 	j.err, j.n = nil, 0
-	m.writeTo(j)
-	j.raw("\n")
+	if c.framing == LSP {
+		n, err := m.size()
+		if err != nil {
+			return err
+		}
+		j.raw("Content-Length: " + strconv.FormatInt(n, 10) + "\r\n\r\n")
+		m.writeTo(j)
+	} else {
+		m.writeTo(j)
+		j.raw("\n")
+	}
 	return j.flush()
 }
 
@@ -438,10 +460,6 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 	}
 }
 
-// errLineTooLong reports a line over the limit; the reader has already
-// skipped to the start of the next line.
-var errLineTooLong = errors.New("line too long")
-
 // lineReader splits a stream into lines of at most max bytes without ever
 // holding more than max bytes of one line.
 type lineReader struct {
@@ -472,7 +490,7 @@ func (l *lineReader) next() ([]byte, error) {
 			if err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
-			return nil, errLineTooLong
+			return nil, errTooLong
 		}
 		l.buf = append(l.buf, chunk...)
 		switch {

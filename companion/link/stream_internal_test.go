@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,6 +86,38 @@ func TestStreamedParamsAreEncodingJSONBytes(t *testing.T) {
 		}
 		if j.n != int64(out.Len()) {
 			t.Fatalf("counted %d bytes, wrote %d", j.n, out.Len())
+		}
+	}
+}
+
+// TestStreamedMessageInBothFramings: a streamed message goes out as one
+// NDJSON line, or under an LSP header whose Content-Length is exactly its
+// body, and is in both the bytes encoding/json writes.
+func TestStreamedMessageInBothFramings(t *testing.T) {
+	orig := strings.Repeat("é\"<x>\n", 3*jsonChunk)
+	s := sample{Name: "n", Text: strings.Repeat("t\t", jsonChunk), Orig: &orig, ID: 9}
+	want := `{"jsonrpc":"2.0","method":"diff/open","params":` + encodingJSON(t, s) + `}`
+	for _, f := range []Framing{NDJSON, LSP} {
+		var out bytes.Buffer
+		c := New(strings.NewReader(""), &out, nil, WithFraming(f))
+		if err := c.Notify("diff/open", s); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		if f == LSP {
+			head, body, ok := strings.Cut(got, "\r\n\r\n")
+			if !ok || head != "Content-Length: "+strconv.Itoa(len(body)) {
+				t.Fatalf("LSP header %q for a body of %d bytes", head, len(body))
+			}
+			got = body
+		} else {
+			if !strings.HasSuffix(got, "\n") || strings.Count(got, "\n") != 1 {
+				t.Fatal("NDJSON: not one line")
+			}
+			got = strings.TrimSuffix(got, "\n")
+		}
+		if got != want {
+			t.Fatalf("%v: the streamed message differs from encoding/json's (%d vs %d bytes)", f, len(got), len(want))
 		}
 	}
 }
