@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -39,10 +40,19 @@ const collectBefore = 4 << 20
 // cannot set it: the intake deletes it from every request it passes on.
 const liftHeader = "X-Gemini-Ide-Companion-Lifted"
 
+// maxPresized bounds the memory the intake allocates for bodies on the
+// word of their Content-Length, before their bytes have arrived: a client
+// that announces large bodies and sends nothing gets buffers that grow
+// with what it sends, like any other.
+const maxPresized = 256 << 20
+
 // liftStore holds lifted contents while their request is being served.
 type liftStore struct {
 	mu sync.Mutex
 	m  map[string]string
+	// presized counts the bytes of lifted strings being read into buffers
+	// sized in advance.
+	presized atomic.Int64
 }
 
 func (l *liftStore) put(key, content string) {
@@ -97,7 +107,17 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 		// collector does not scan, so this costs about a millisecond.
 		runtime.GC()
 	}
-	ls := liftScanner{br: bufio.NewReaderSize(r.Body, 64<<10), size: r.ContentLength, key: "lifted:" + rand.Text()}
+	var reserved int64
+	defer func() { s.lifts.presized.Add(-reserved) }()
+	ls := liftScanner{br: bufio.NewReaderSize(r.Body, 64<<10), size: r.ContentLength, key: "lifted:" + rand.Text(),
+		reserve: func(n int64) bool {
+			if s.lifts.presized.Add(n) > maxPresized {
+				s.lifts.presized.Add(-n)
+				return false
+			}
+			reserved = n
+			return true
+		}}
 	if r.ContentLength > 0 {
 		ls.out.Grow(int(min(r.ContentLength, 4<<10)))
 	}
@@ -140,6 +160,9 @@ type liftScanner struct {
 	size    int64  // the body's length, -1 if unknown
 	read    int64  // bytes taken from br
 	key     string // written in place of the lifted string
+	// reserve, if set, says whether the string's buffer may be sized from
+	// the body's length before the bytes arrive (else it grows with them).
+	reserve func(n int64) bool
 	out     bytes.Buffer
 	method  string
 	name    string
@@ -385,8 +408,8 @@ func (ls *liftScanner) lift() error {
 	}
 	ls.read++
 	var sb strings.Builder
-	if ls.size > ls.read {
-		sb.Grow(int(ls.size - ls.read))
+	if want := ls.size - ls.read; want > 0 && (ls.reserve == nil || ls.reserve(want)) {
+		sb.Grow(int(want))
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", errBadString, fmt.Sprintf(format, args...))

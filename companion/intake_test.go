@@ -169,3 +169,22 @@ func TestReadOriginalSharesAnUnchangedText(t *testing.T) {
 		}
 	}
 }
+
+// TestIntakeSizesTheContentOnlyWithinItsBudget: a body's Content-Length
+// sizes the content's buffer in advance only while the budget allows; past
+// it, the buffer grows with the bytes that actually arrive, and the content
+// is the same.
+func TestIntakeSizesTheContentOnlyWithinItsBudget(t *testing.T) {
+	body := openDiffBody(`"` + strings.Repeat("a", 1000) + `"`)
+	for _, allow := range []bool{true, false} {
+		asked := int64(0)
+		ls := &liftScanner{br: bufio.NewReader(bytes.NewReader(body)), size: int64(len(body)), key: "lifted:K",
+			reserve: func(n int64) bool { asked = n; return allow }}
+		if err := ls.run(); err != nil || ls.content == nil || *ls.content != strings.Repeat("a", 1000) {
+			t.Fatalf("allow %v: %v", allow, err)
+		}
+		if asked < 1000 || asked > int64(len(body)) {
+			t.Fatalf("asked to reserve %d bytes for a %d-byte body", asked, len(body))
+		}
+	}
+}
