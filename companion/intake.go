@@ -156,10 +156,10 @@ var errStop = errors.New("stop scanning")
 // decodes into content, writing key in its place. Anything it does not expect (another shape, a
 // syntax error) makes it copy the rest unchanged, for the SDK to judge.
 type liftScanner struct {
-	br      *bufio.Reader
-	size    int64  // the body's length, -1 if unknown
-	read    int64  // bytes taken from br
-	key     string // written in place of the lifted string
+	br   *bufio.Reader
+	size int64  // the body's length, -1 if unknown
+	read int64  // bytes taken from br
+	key  string // written in place of the lifted string
 	// reserve, if set, says whether the string's buffer may be sized from
 	// the body's length before the bytes arrive (else it grows with them).
 	reserve func(n int64) bool
