@@ -153,8 +153,9 @@ var errStop = errors.New("stop scanning")
 
 // liftScanner copies a JSON-RPC body from br to out, except for the
 // params.arguments.newContent string of a tools/call of openDiff, which it
-// decodes into content, writing key in its place. Anything it does not expect (another shape, a
-// syntax error) makes it copy the rest unchanged, for the SDK to judge.
+// decodes into content, writing key in its place. Anything it does not
+// expect (another shape, a syntax error) makes it copy the rest unchanged,
+// for the SDK to judge.
 type liftScanner struct {
 	br   *bufio.Reader
 	size int64  // the body's length, -1 if unknown
