@@ -51,6 +51,7 @@ func run() int {
 		client    = flag.String("client", "lean", "how CLI sessions call openDiff: `lean` (plain HTTP POSTs on the session, little driver CPU) or sdk (the go-sdk client)")
 		timeLimit = flag.Duration("timeout", 45*time.Minute, "give up after this long")
 		payMiB    = flag.String("payload-mib", "", "more payload sizes to measure, in MiB, comma-separated (e.g. 64)")
+		edReads   = flag.String("editor-reads", "whole", "how the editor reads a request over 1 MiB: `whole` (decodes it, as a plugin does) or head (only jsonrpc, id and method, so very large proposals measure the companions rather than the driver)")
 	)
 	flag.Parse()
 
@@ -67,6 +68,14 @@ func run() int {
 		cfg.sdkCalls = true
 	default:
 		fmt.Fprintf(os.Stderr, "companionbench: --client must be lean or sdk, not %q\n", *client)
+		return 2
+	}
+	switch *edReads {
+	case "whole":
+	case "head":
+		cfg.editorHeadOnly = true
+	default:
+		fmt.Fprintf(os.Stderr, "companionbench: --editor-reads must be whole or head, not %q\n", *edReads)
 		return 2
 	}
 	for _, f := range strings.FieldsFunc(*payMiB, func(r rune) bool { return r == ',' }) {

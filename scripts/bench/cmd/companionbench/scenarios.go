@@ -34,6 +34,7 @@ type config struct {
 	fanoutReps      int
 	phases          phaseSet // which load phases run (start-up always does)
 	sdkCalls        bool     // openDiff through the SDK client rather than plain POSTs
+	editorHeadOnly  bool     // the editor reads only the head of large requests
 }
 
 // phaseSet names the load phases to run: calls, payload, storm, fanout.
@@ -201,6 +202,7 @@ func runRound(ctx context.Context, spec launchSpec, cfg config, runDir string, w
 		}
 		c = proc
 		c.sdkCalls = cfg.sdkCalls
+		c.headOnly.Store(cfg.editorHeadOnly)
 	}
 	defer func() {
 		if err != nil {
