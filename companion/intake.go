@@ -31,8 +31,8 @@ import (
 // bodies go to the SDK untouched: lifting would save nothing worth a pass.
 const liftMin = 32 << 10
 
-// collectBefore is the body size from which the intake runs the collector
-// before reading.
+// collectBefore is the announced body size from which the intake runs the
+// collector before reading.
 const collectBefore = 4 << 20
 
 // liftHeader carries the key of the content lifted out of a request from
@@ -99,7 +99,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 	if r.Body == nil || (r.ContentLength >= 0 && r.ContentLength < liftMin) {
 		return "", true
 	}
-	if r.ContentLength < 0 || r.ContentLength >= collectBefore {
+	if r.ContentLength >= collectBefore {
 		// The companion runs with GOGC=400: the garbage of earlier large
 		// proposals could otherwise still be on the heap when this one is
 		// read, and the process would hold both. Collecting first lets the
