@@ -299,7 +299,7 @@ func (ls *liftScanner) object(level int) error {
 			ls.name, err = ls.copyString()
 		case level == 1 && key == "arguments" && c == '{':
 			err = ls.object(2)
-		case level == 2 && key == "newContent" && c == '"' && ls.method == "tools/call" && ls.name == "openDiff":
+		case level == 2 && key == "newContent" && c == '"' && ls.method == "tools/call" && ls.name == "openDiff" && ls.content == nil:
 			err = ls.lift()
 		default:
 			err = ls.copyValue()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -187,4 +188,39 @@ func TestIntakeSizesTheContentOnlyWithinItsBudget(t *testing.T) {
 			t.Fatalf("asked to reserve %d bytes for a %d-byte body", asked, len(body))
 		}
 	}
+}
+
+// FuzzIntakeScanner: whatever the body, the scanner does not fail except
+// on a broken newContent; a body it lifts nothing from reaches the SDK
+// unchanged; and a body it lifts from, with the content put back as JSON,
+// decodes exactly as the original does.
+func FuzzIntakeScanner(f *testing.F) {
+	f.Add(openDiffBody(`"a\nb \u00e9 \ud83d\ude00"`))
+	f.Add(openDiffBody(`"` + "\xff" + `"`))
+	f.Add([]byte(`{"method":"tools/call","params":{"name":"openDiff","arguments":{"newContent":"x","newContent":"y"}}}`))
+	f.Add([]byte(`[{"method":"tools/call"}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		const key = "lifted:\x00"
+		ls := &liftScanner{br: bufio.NewReaderSize(bytes.NewReader(body), 16), size: int64(len(body)), key: key}
+		err := ls.run()
+		if err != nil {
+			if !errors.Is(err, errBadString) {
+				t.Fatalf("scan: %v", err)
+			}
+			return
+		}
+		if ls.content == nil {
+			if !bytes.Equal(ls.out.Bytes(), body) {
+				t.Fatalf("nothing lifted, yet the body changed:\n%q\n%q", body, ls.out.Bytes())
+			}
+			return
+		}
+		enc, _ := json.Marshal(*ls.content)
+		back := bytes.Replace(ls.out.Bytes(), []byte(`"`+key+`"`), enc, 1)
+		var a, b any
+		ea, eb := json.Unmarshal(body, &a), json.Unmarshal(back, &b)
+		if (ea == nil) != (eb == nil) || (ea == nil && !reflect.DeepEqual(a, b)) {
+			t.Fatalf("the body and its lifted form decode differently:\n%q (%v)\n%q (%v)", body, ea, back, eb)
+		}
+	})
 }
