@@ -103,6 +103,7 @@ type Server struct {
 	watcher   atomic.Pointer[idectx.Watcher]
 	diffs     *diffview.Registry
 	props     proposals
+	lifts     liftStore
 
 	mu            sync.Mutex
 	editor        Editor
@@ -519,7 +520,14 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
+		key, ok := s.intake(w, r)
+		if !ok {
+			return
+		}
 		sess.transport.ServeHTTP(w, r)
+		if key != "" {
+			s.lifts.take(key)
+		}
 	case http.MethodGet:
 		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			http.Error(w, "Accept must contain text/event-stream", http.StatusBadRequest)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,6 +82,14 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if args.FilePath == nil || args.NewContent == nil {
 		return toolError("openDiff: filePath and newContent are required"), nil
 	}
+	newContent := *args.NewContent
+	if req.Extra != nil && req.Extra.Header != nil {
+		c, err := s.lifts.lifted(req.Extra.Header, newContent)
+		if err != nil {
+			return toolError("openDiff: %v", err), nil
+		}
+		newContent = c
+	}
 	path := *args.FilePath
 	if why := checkPath(path); why != "" {
 		s.log.Warn().Str("path", path).Str("reason", why).Msg("openDiff refused")
@@ -89,7 +98,13 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if !s.inWorkspace(path) {
 		s.log.Warn().Str("path", path).Msg("openDiff for a file outside the workspace folders")
 	}
-	original, err := readOriginal(path)
+	// A file proposed again is usually unchanged on disk since the last
+	// proposal read it: share that text instead of holding it twice.
+	var known *string
+	if d, ok := s.diffs.Get(path); ok {
+		known = d.Original
+	}
+	original, err := readOriginalLike(path, known)
 	if err != nil {
 		s.log.Warn().Err(err).Str("path", path).Msg("openDiff refused")
 		return toolError("openDiff: %v", err), nil
@@ -105,7 +120,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if req.Session != nil {
 		owner = req.Session.ID()
 	}
-	d, replaced := s.diffs.Propose(path, owner, original, *args.NewContent)
+	d, replaced := s.diffs.Propose(path, owner, original, newContent)
 	if replaced != nil {
 		s.unwatch(replaced.ID)
 		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal from the same session")
@@ -122,7 +137,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 		s.log.Warn().Str("path", path).Str("reason", err.Error()).Msg("diff could not be shown")
 		return toolError("openDiff: %s", err), nil
 	}
-	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(*args.NewContent)).Msg("diff shown")
+	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(newContent)).Msg("diff shown")
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
@@ -135,6 +150,12 @@ func diffTitle(path string, isNew bool) string {
 
 // readOriginal returns the file's current content, nil if it does not exist.
 func readOriginal(path string) (*string, error) {
+	return readOriginalLike(path, nil)
+}
+
+// readOriginalLike is readOriginal that returns known itself when the file
+// holds exactly that text.
+func readOriginalLike(path string, known *string) (*string, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -151,12 +172,67 @@ func readOriginal(path string) (*string, error) {
 	if st.Size() > maxOriginal {
 		return nil, fmt.Errorf("%s is larger than %d MiB", path, maxOriginal>>20)
 	}
-	data, err := os.ReadFile(path)
+	if known != nil && int64(len(*known)) != st.Size() {
+		known = nil
+	}
+	text, same, err := readText(path, st.Size(), known)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
-	text := string(data)
+	if same {
+		return known, nil
+	}
 	return &text, nil
+}
+
+// readText reads a file of about size bytes straight into the string it
+// returns: one buffer, no copy from bytes to string. While the file matches
+// known (if not nil) it only compares, and reports same when it is all of
+// known: then no buffer at all.
+func readText(path string, size int64, known *string) (text string, same bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	var b strings.Builder
+	matched := 0 // bytes of known matched so far; -1 once it differs
+	if known == nil {
+		matched = -1
+		b.Grow(int(size))
+	}
+	buf := make([]byte, min(32<<10, max(size+1, 512)))
+	for {
+		n, err := f.Read(buf)
+		chunk := buf[:n]
+		if matched >= 0 && n > 0 {
+			if matched+n <= len(*known) && string(chunk) == (*known)[matched:matched+n] {
+				matched += n
+				chunk = nil
+			} else {
+				// It differs: from here on, read it.
+				b.Grow(max(int(size), matched+n))
+				b.WriteString((*known)[:matched])
+				matched = -1
+			}
+		}
+		b.Write(chunk)
+		if b.Len() > maxOriginal {
+			return "", false, fmt.Errorf("larger than %d MiB", maxOriginal>>20)
+		}
+		if errors.Is(err, io.EOF) {
+			if matched >= 0 {
+				if matched == len(*known) {
+					return "", true, nil
+				}
+				b.WriteString((*known)[:matched]) // it ended early
+			}
+			return b.String(), false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+	}
 }
 
 func (s *Server) inWorkspace(path string) bool {

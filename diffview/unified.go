@@ -41,11 +41,16 @@ func UnifiedBounded(path string, original *string, proposed string) (text string
 	if original != nil && oldText == proposed {
 		return "", true
 	}
-	oldLines := splitLines(oldText)
-	newLines := splitLines(proposed)
+	w := window(oldText, proposed)
+	oldLines := splitLines(oldText[w.start:w.oldEnd])
+	newLines := splitLines(proposed[w.start:w.newEnd])
 	ops, exact := lineOps(oldLines, newLines)
 
 	var b strings.Builder
+	if len(oldLines) == 0 || len(newLines) == 0 {
+		// All added or all removed: the text is every line once more.
+		b.Grow(64 + 2*len(path) + w.oldEnd + w.newEnd - 2*w.start + len(oldLines) + len(newLines))
+	}
 	if !exact {
 		// Text before the "---" header is ignored by patch and git apply,
 		// and tells a reader why the diff is coarse.
@@ -53,9 +58,59 @@ func UnifiedBounded(path string, original *string, proposed string) (text string
 	}
 	fmt.Fprintf(&b, "--- %s\n+++ b%s\n", oldLabel, path)
 	for _, h := range hunks(ops) {
-		writeHunk(&b, h, ops, oldLines, newLines)
+		writeHunk(&b, h, ops, oldLines, newLines, w.line)
 	}
 	return b.String(), exact
+}
+
+// span is the part of two texts a diff needs to look at: from start (the
+// same in both) to oldEnd and newEnd. Outside it the texts are the same
+// whole lines, and no nearer than contextLines to a change. line is the
+// number of lines before start.
+type span struct {
+	start, oldEnd, newEnd, line int
+}
+
+// window finds the span of a and b that differs, widened by contextLines
+// lines on each side: a proposal usually changes a small part of a large
+// file, and the diff then costs time and memory for that part only.
+func window(a, b string) span {
+	// The common run of whole lines at the start.
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	head := strings.LastIndexByte(a[:p], '\n') + 1
+	// The common run of whole lines at the end, not overlapping head.
+	k := 0
+	for k < min(len(a), len(b))-head && a[len(a)-1-k] == b[len(b)-1-k] {
+		k++
+	}
+	lineStart := func(t string, i int) bool { return i == head || t[i-1] == '\n' }
+	tailA, tailB := len(a)-k, len(b)-k
+	if !lineStart(a, tailA) || !lineStart(b, tailB) {
+		skip := strings.IndexByte(a[tailA:], '\n') + 1
+		if skip == 0 {
+			skip = k
+		}
+		tailA += skip
+		tailB += skip
+	}
+	// contextLines lines of context on each side.
+	start := head
+	for n := 0; n < contextLines && start > 0; n++ {
+		start = strings.LastIndexByte(a[:start-1], '\n') + 1
+	}
+	after := 0
+	for n := 0; n < contextLines && tailA+after < len(a); n++ {
+		i := strings.IndexByte(a[tailA+after:], '\n')
+		if i < 0 {
+			after = len(a) - tailA
+			break
+		}
+		after += i + 1
+	}
+	return span{start: start, oldEnd: tailA + after, newEnd: tailB + after, line: strings.Count(a[:start], "\n")}
 }
 
 // op is one line-level edit: a run of n lines kept, deleted or inserted.
@@ -154,7 +209,9 @@ func hunks(ops []op) []hunk {
 	return out
 }
 
-func writeHunk(b *strings.Builder, h hunk, ops []op, oldLines, newLines []string) {
+// writeHunk writes hunk h; base is the number of the first line of
+// oldLines and newLines in their texts.
+func writeHunk(b *strings.Builder, h hunk, ops []op, oldLines, newLines []string, base int) {
 	// Line positions (0-based) at the start of op h.from.
 	oldPos, newPos := 0, 0
 	for _, o := range ops[:h.from] {
@@ -186,7 +243,7 @@ func writeHunk(b *strings.Builder, h hunk, ops []op, oldLines, newLines []string
 			newCount += o.n
 		}
 	}
-	fmt.Fprintf(b, "@@ -%s +%s @@\n", rangeSpec(oldStart, oldCount), rangeSpec(newStart, newCount))
+	fmt.Fprintf(b, "@@ -%s +%s @@\n", rangeSpec(base+oldStart, oldCount), rangeSpec(base+newStart, newCount))
 	for _, l := range oldLines[oldStart : oldStart+lead] {
 		writeLine(b, ' ', l)
 	}

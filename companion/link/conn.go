@@ -62,7 +62,8 @@ type Conn struct {
 	framing Framing
 	problem ProblemFunc
 
-	wmu          sync.Mutex // serialises whole lines on w
+	wmu          sync.Mutex  // serialises whole lines on w
+	out          *jsonWriter // the buffer lines are written through, under wmu
 	writeTimeout time.Duration
 	lines        chan *outLine // to the writer goroutine, while Serve runs
 	serving      atomic.Bool   // the writer goroutine runs
@@ -272,9 +273,9 @@ func (c *Conn) writeError(id json.RawMessage, e *Error) {
 	}
 }
 
-// outLine is one encoded line on its way to the writer goroutine.
+// outLine is one message on its way to the writer goroutine.
 type outLine struct {
-	data []byte
+	msg  *message
 	done chan error // buffered: the writer never waits on it
 }
 
@@ -287,7 +288,7 @@ func (c *Conn) writer() {
 			c.wmu.Lock()
 			c.lastProgress.Store(time.Now().UnixNano())
 			c.busy.Store(true)
-			err := c.writeAll(l.data)
+			err := c.writeMessage(l.msg)
 			c.busy.Store(false)
 			c.wmu.Unlock()
 			l.done <- err
@@ -319,6 +320,41 @@ func (c *Conn) writeAll(data []byte) error {
 	return nil
 }
 
+// progressWriter writes to the peer through writeAll.
+type progressWriter struct{ c *Conn }
+
+func (p progressWriter) Write(b []byte) (int, error) {
+	if err := p.c.writeAll(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// writeMessage writes one framed message through the Conn's reusable
+// buffer: a small message in one write, a large one in pieces of the
+// buffer's size, its large strings escaped on the way (ObjectStreamer). The
+// LSP framing first counts the body's length for its header. The caller
+// holds wmu.
+func (c *Conn) writeMessage(m *message) error {
+	if c.out == nil {
+		c.out = newJSONWriter(progressWriter{c})
+	}
+	j := c.out
+	j.err, j.n = nil, 0
+	if c.framing == LSP {
+		n, err := m.size()
+		if err != nil {
+			return err
+		}
+		j.raw("Content-Length: " + strconv.FormatInt(n, 10) + "\r\n\r\n")
+		m.writeTo(j)
+	} else {
+		m.writeTo(j)
+		j.raw("\n")
+	}
+	return j.flush()
+}
+
 // writeLine writes v as one line, giving up when ctx ends or the peer makes
 // no progress reading for the write timeout. A line is written whole or
 // not at all, so lines never interleave; a line given up on after it
@@ -330,35 +366,20 @@ func (c *Conn) writeAll(data []byte) error {
 // stalled; a reply (reply true) waits its turn all the same, since the peer
 // that just sent the request may be reading again.
 func (c *Conn) writeLine(ctx context.Context, v any, reply bool) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if c.framing == LSP {
-		buf.WriteString("Content-Length: 0000000000\r\n\r\n")
-	}
-	hdr := buf.Len()
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode message: %w", err)
-	}
-	data := buf.Bytes()
-	if c.framing == LSP {
-		// The header was reserved before the body so the body is not
-		// copied; fill in the real length and drop the padding.
-		body := bytes.TrimSuffix(data[hdr:], []byte("\n"))
-		h := []byte("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
-		data = data[hdr-len(h) : hdr+len(body)]
-		copy(data, h)
+	m, err := encodeMessage(v)
+	if err != nil {
+		return err
 	}
 	if !c.serving.Load() {
 		// Before Serve: no writer goroutine yet; write directly.
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
-		return c.writeAll(data)
+		return c.writeMessage(m)
 	}
 	if !reply && c.stalled() {
 		return ErrStalled
 	}
-	l := &outLine{data: data, done: make(chan error, 1)}
+	l := &outLine{msg: m, done: make(chan error, 1)}
 	timer := time.NewTimer(c.writeTimeout)
 	defer timer.Stop()
 	send := c.lines

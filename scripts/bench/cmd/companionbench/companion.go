@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +74,8 @@ type companion struct {
 	start time.Time // just before exec
 
 	sdkCalls bool // CLI sessions call openDiff through the SDK client
+	// headOnly: read only the head of large requests (--editor-reads head).
+	headOnly atomic.Bool
 
 	writeMu sync.Mutex
 	w       *bufio.Writer
@@ -158,9 +161,11 @@ func (c *companion) readLoop(stdout io.Reader) {
 
 func (c *companion) handleLine(line []byte) {
 	var m wireMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.protoErrs.Add(1)
-		return
+	if !(c.headOnly.Load() && len(line) > headOnlyMin && readHead(line, &m)) {
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.protoErrs.Add(1)
+			return
+		}
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
@@ -184,6 +189,40 @@ func (c *companion) handleLine(line []byte) {
 	case m.Error != nil:
 		c.protoErrs.Add(1)
 	}
+}
+
+// headOnlyMin is the line length from which --editor-reads head reads only
+// the head of a request.
+const headOnlyMin = 1 << 20
+
+// readHead decodes the jsonrpc, id and method members of a request that
+// come before its params, and reports whether it found a request there.
+// The params are not read.
+func readHead(line []byte, m *wireMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case "jsonrpc":
+			err = dec.Decode(&m.JSONRPC)
+		case "id":
+			err = dec.Decode(&m.ID)
+		case "method":
+			err = dec.Decode(&m.Method)
+		default:
+			return m.JSONRPC == "2.0" && len(m.ID) > 0 && m.Method != ""
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // answerRequest plays the editor: diff/open is shown at once, diff/close

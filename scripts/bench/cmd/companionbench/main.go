@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,8 @@ func run() int {
 		phases    = flag.String("phases", strings.Join(allPhases, ","), "load phases to run (start-up always runs), for profiling one of them")
 		client    = flag.String("client", "lean", "how CLI sessions call openDiff: `lean` (plain HTTP POSTs on the session, little driver CPU) or sdk (the go-sdk client)")
 		timeLimit = flag.Duration("timeout", 45*time.Minute, "give up after this long")
+		payMiB    = flag.String("payload-mib", "", "more payload sizes to measure, in MiB, comma-separated (e.g. 64)")
+		edReads   = flag.String("editor-reads", "whole", "how the editor reads a request over 1 MiB: `whole` (decodes it, as a plugin does) or head (only jsonrpc, id and method, so very large proposals measure the companions rather than the driver)")
 	)
 	flag.Parse()
 
@@ -66,6 +69,22 @@ func run() int {
 	default:
 		fmt.Fprintf(os.Stderr, "companionbench: --client must be lean or sdk, not %q\n", *client)
 		return 2
+	}
+	switch *edReads {
+	case "whole":
+	case "head":
+		cfg.editorHeadOnly = true
+	default:
+		fmt.Fprintf(os.Stderr, "companionbench: --editor-reads must be whole or head, not %q\n", *edReads)
+		return 2
+	}
+	for _, f := range strings.FieldsFunc(*payMiB, func(r rune) bool { return r == ',' }) {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 200 {
+			fmt.Fprintf(os.Stderr, "companionbench: --payload-mib: %q is not a size from 1 to 200\n", f)
+			return 2
+		}
+		cfg.payloadSizes = append(cfg.payloadSizes, n<<20)
 	}
 	cfg.phases = phaseSet{}
 	for _, p := range strings.Split(*phases, ",") {
@@ -116,7 +135,7 @@ func run() int {
 				return 2
 			}
 			// The shipped body limit is 10mb; raised so 16 MiB diffs can be compared.
-			specs[k] = launchSpec{kind: k, argv: []string{*nodeBin, script}, env: []string{"REFERENCE_JSON_LIMIT=64mb"}}
+			specs[k] = launchSpec{kind: k, argv: []string{*nodeBin, script}, env: []string{"REFERENCE_JSON_LIMIT=256mb"}}
 		}
 	}
 

@@ -96,12 +96,17 @@ func buildRows(cfg config, results map[kind][]roundResult) []row {
 	phase = "payload"
 	for _, size := range cfg.payloadSizes {
 		name := sizeName(size)
-		add(fmt.Sprintf("openDiff %s: latency", name), "ms", "", nil,
-			one(func(rr roundResult) float64 { return ms(rr.payload[size].latency) }))
 		var target string
 		var check func(o, r float64) bool
-		if size == 16<<20 {
-			target, check = "ours < 96 MiB (6× payload)", oursAtMost(6*16)
+		if size >= 1<<20 {
+			target, check = "ratio ≤ 0.5", ratioAtMost(0.5)
+		}
+		add(fmt.Sprintf("openDiff %s: latency", name), "ms", target, check,
+			one(func(rr roundResult) float64 { return ms(rr.payload[size].latency) }))
+		target, check = "", nil
+		if size >= 16<<20 {
+			limit := 3 * float64(size) / (1 << 20)
+			target, check = fmt.Sprintf("ours ≤ %.0f MiB (3× payload)", limit), oursAtMost(limit)
 		}
 		add(fmt.Sprintf("openDiff %s: peak RSS (VmHWM)", name), "MiB", target, check,
 			one(func(rr roundResult) float64 { return mib(rr.payload[size].peak) }))

@@ -34,6 +34,7 @@ type config struct {
 	fanoutReps      int
 	phases          phaseSet // which load phases run (start-up always does)
 	sdkCalls        bool     // openDiff through the SDK client rather than plain POSTs
+	editorHeadOnly  bool     // the editor reads only the head of large requests
 }
 
 // phaseSet names the load phases to run: calls, payload, storm, fanout.
@@ -201,6 +202,7 @@ func runRound(ctx context.Context, spec launchSpec, cfg config, runDir string, w
 		}
 		c = proc
 		c.sdkCalls = cfg.sdkCalls
+		c.headOnly.Store(cfg.editorHeadOnly)
 	}
 	defer func() {
 		if err != nil {
@@ -437,7 +439,12 @@ func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload
 
 // payloadPhase measures openDiff latency and peak memory per payload size.
 func payloadPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *roundResult) error {
-	pctx, cancel := context.WithTimeout(ctx, cfg.phaseTimeout*2)
+	// Twice the phase timeout, and half a second per MiB sent.
+	limit := cfg.phaseTimeout * 2
+	for _, size := range cfg.payloadSizes {
+		limit += time.Duration(cfg.payloadReps*size>>20) * time.Second / 2
+	}
+	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	s, err := connectCLI(pctx, c)
 	if err != nil {
