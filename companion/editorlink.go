@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/agentpanel"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
@@ -35,6 +36,8 @@ type EditorLink struct {
 	// diffStates: the plugin shows diff/state notifications; without it,
 	// their message goes out as a log notification.
 	diffStates bool
+	// agent serves agent/* (the agent panel, companion/agentpanel).
+	agent *agentpanel.Panel
 }
 
 // ServeEditorLink runs the sidecar for the plugin at the other end of r and
@@ -47,6 +50,8 @@ func ServeEditorLink(ctx context.Context, r io.Reader, w io.Writer, opts Options
 		s.log.Warn().Err(err).Msg("editor link")
 	}))
 	s.SetEditor(el)
+	el.agent = el.newAgentPanel()
+	defer el.agent.Close()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -161,6 +166,9 @@ func checkFolders(field string, folders []string) ([]string, error) {
 
 // HandleRequest implements link.Handler.
 func (el *EditorLink) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if strings.HasPrefix(method, "agent/") {
+		return el.agentRequest(ctx, method, params)
+	}
 	switch method {
 	case "initialize":
 		return el.initialize(ctx, params)
@@ -346,6 +354,9 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 				return invalid("diffId: 0 names no proposal")
 			}
 			dc.DiffID = *p.DiffID
+		}
+		if el.agent.Decide(dc.FilePath, dc.DiffID, dc.Accepted, dc.Content) {
+			return nil // the agent panel's edit, not an IDE-mode proposal
 		}
 		el.s.Decide(dc)
 	default:

@@ -1,0 +1,120 @@
+package agentpanel
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// linkPanel is the real sidecar driven over the editor link by a stand-in
+// plugin (testkit.Editor), with the agent panel attached to a server the
+// sidecar started.
+type linkPanel struct {
+	w  *world
+	ed *testkit.Editor
+}
+
+func startLinkPanel(t *testing.T, w *world) *linkPanel {
+	t.Helper()
+	ed := testkit.StartEditor(t, w.sb, testkit.EditorOptions{Env: w.env()})
+	ed.Initialize(t, w.sb, nil)
+	lp := &linkPanel{w: w, ed: ed}
+	var res map[string]any
+	if err := ed.Call(10*time.Second, "agent/start", map[string]any{"command": []string{"node", serverScript(t)}}, &res); err != nil {
+		t.Fatalf("agent/start: %v", err)
+	}
+	lp.wait(t, 0, "ready", nil)
+	return lp
+}
+
+// wait waits for an agent/event of type typ (matching ok, if given) at
+// index ≥ from and returns it with the index after it.
+func (lp *linkPanel) wait(t *testing.T, from int, typ string, ok func(event) bool) (event, int) {
+	t.Helper()
+	n, i := lp.ed.WaitFrom(t, from, "agent/event", turnTimeout, func(raw json.RawMessage) bool {
+		e := parseEvent(raw)
+		return e.Type == typ && (ok == nil || ok(e))
+	})
+	return parseEvent(n.Params), i + 1
+}
+
+func (lp *linkPanel) call(t *testing.T, method string, params any) error {
+	t.Helper()
+	var res json.RawMessage
+	return lp.ed.Call(10*time.Second, method, params, &res)
+}
+
+func stateIs(s string) func(event) bool { return func(e event) bool { return e.State == s } }
+
+// TestLinkEditFlow runs the panel's core path against the real server with
+// a stand-in plugin: a prompt whose edit comes as diff/open and is approved
+// unchanged, approved with the user's change, denied; a shell command
+// denied; the editor's context reaching the model.
+func TestLinkEditFlow(t *testing.T) {
+	w := newWorld(t)
+	lp := startLinkPanel(t, w)
+
+	t.Run("ContextReachesModel", func(t *testing.T) {
+		active := w.write(t, "main.go", "package main\n")
+		lp.ed.Notify(t, "context/fileFocused", map[string]any{"path": active, "cursor": map[string]int{"line": 1, "character": 3}, "selectedText": "package"})
+		w.fake.Reply(fakegemini.Text("Hello from the agent."))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "say hello"}); err != nil {
+			t.Fatal(err)
+		}
+		lp.wait(t, from, "text", func(e event) bool { return strings.Contains(e.Text, "Hello from the agent.") })
+		lp.wait(t, from, "state", stateIs("idle"))
+		reqs := w.fake.Requests()
+		got := reqs[len(reqs)-1].Text()
+		if !strings.Contains(got, "say hello") || !strings.Contains(got, active) || !strings.Contains(got, "package") {
+			t.Fatalf("the model's request lacks the prompt or the editor context:\n%s", got)
+		}
+	})
+
+	t.Run("EditApprovedWithUserChange", func(t *testing.T) {
+		path := w.write(t, "notes.txt", "one\n")
+		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "agent text\n"}))
+		w.fake.Reply(fakegemini.Text("Kept your version."))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "edit notes"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+		if !ev.Tool.DiffShown || ev.Tool.ConfirmationRequest.FileEditDetails.FilePath != path {
+			t.Fatalf("edit not shown as a diff: %+v", ev.Tool)
+		}
+		lp.wait(t, from, "state", stateIs("waiting"))
+		// The plugin showed it with diff/open; the user changes the text and saves.
+		lp.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "user text\n", "diffId": ev.Tool.DiffID})
+		_, after := lp.wait(t, from, "text", func(e event) bool { return strings.Contains(e.Text, "Kept your version.") })
+		lp.wait(t, after, "state", stateIs("idle"))
+		if got, _ := w.read(t, "notes.txt"); got != "user text\n" {
+			t.Fatalf("notes.txt = %q; want the user's version", got)
+		}
+	})
+
+	t.Run("ShellDenied", func(t *testing.T) {
+		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell.txt", "description": "write a file"}))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "run it"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+		if d := ev.Tool.ConfirmationRequest.ExecuteDetails; d == nil || !strings.Contains(d.Command, "echo ran") {
+			t.Fatalf("no shell confirmation: %+v", ev.Tool)
+		}
+		lp.wait(t, from, "state", stateIs("waiting"))
+		if err := lp.call(t, "agent/confirm", map[string]any{"callId": ev.Tool.ToolCallID, "outcome": "cancel"}); err != nil {
+			t.Fatal(err)
+		}
+		lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ToolCallID == ev.Tool.ToolCallID && e.Tool.Status == "CANCELLED" })
+		lp.wait(t, from, "state", stateIs("idle"))
+		if _, exists := w.read(t, "shell.txt"); exists {
+			t.Fatal("the denied command ran")
+		}
+	})
+}
