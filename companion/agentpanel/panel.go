@@ -67,6 +67,11 @@ type pending struct {
 	call    *agent.ToolCall
 	diffID  uint64 // the diff view showing it, or 0
 	decided bool
+	// orphaned: the call was asked on a connection of an earlier sidecar.
+	// The server ties a turn to the HTTP connection that started it, so an
+	// approval sent now cancels the call instead of running it; the panel
+	// carries such an approval out another way (see approveOrphan).
+	orphaned bool
 }
 
 // Panel is the agent panel of one editor link.
@@ -683,12 +688,46 @@ func (p *Panel) Decide(path string, diffID uint64, accepted bool, content string
 	switch {
 	case !accepted:
 		p.answer(pd.call.CallID, OutcomeCancel)
+	case pd.orphaned:
+		p.approveOrphan(pd.call, content)
 	case content == c.NewContent:
 		p.answer(pd.call.CallID, OutcomeOnce)
 	default:
 		p.writeOwn(pd.call, content)
 	}
 	return true
+}
+
+// approveOrphan approves a call asked before the sidecar restarted. An
+// edit is written by the panel (content: the agent's text or the user's
+// version) and the agent told; any other call is declined and the agent
+// asked to make it again, so that it is asked on a live connection.
+func (p *Panel) approveOrphan(tc *agent.ToolCall, content string) {
+	c := tc.Confirmation
+	if c.Type == "edit" {
+		if content == c.NewContent {
+			if err := writeFile(c.FilePath, content); err != nil {
+				p.emitError("writing %s: %v; the agent's edit was declined", c.FilePath, err)
+				p.answer(tc.CallID, OutcomeCancel)
+				return
+			}
+			p.emit(Event{Type: "notice", Text: fmt.Sprintf("The agent's edit of %s was written by the companion (the agent's connection was lost when the sidecar restarted); the agent is told.", filepath.Base(c.FilePath))})
+			p.dequeuePending(tc.CallID)
+			p.enqueue(agent.ConfirmMessage("", "", tc.CallID, OutcomeCancel),
+				agent.TextMessage("", "", fmt.Sprintf("I accepted your edit of %s. My answer could not reach your tool call, so I applied your edit myself: the file now has exactly the content you proposed. Go on.", c.FilePath)))
+			return
+		}
+		p.writeOwn(tc, content)
+		return
+	}
+	p.emit(Event{Type: "notice", Text: fmt.Sprintf("%s was asked before the sidecar restarted and cannot run now; the agent is asked to request it again.", tc.Name)})
+	what := tc.Name
+	if c.Command != "" {
+		what += " (" + c.Command + ")"
+	}
+	p.dequeuePending(tc.CallID)
+	p.enqueue(agent.ConfirmMessage("", "", tc.CallID, OutcomeCancel),
+		agent.TextMessage("", "", fmt.Sprintf("I approve your call %s, but my answer could not reach it. Please make the same call again.", what)))
 }
 
 // writeOwn writes the user's version of an edit, declines the agent's and
@@ -748,6 +787,14 @@ func (p *Panel) confirm(callID, outcome string, content *string) error {
 		p.mu.Lock()
 		pd.decided = true
 		p.mu.Unlock()
+	}
+	if pd.orphaned && outcome != OutcomeCancel {
+		text := pd.call.Confirmation.NewContent
+		if content != nil {
+			text = *content
+		}
+		p.approveOrphan(pd.call, text)
+		return nil
 	}
 	if content != nil && pd.call.Confirmation.Type == "edit" && outcome != OutcomeCancel && *content != pd.call.Confirmation.NewContent {
 		p.writeOwn(pd.call, *content)
@@ -881,6 +928,9 @@ func (p *Panel) replay(t *a2a.Task) {
 	} else {
 		for _, tc := range last {
 			if tc.Status == "awaiting_approval" && tc.Confirmation != nil {
+				p.mu.Lock()
+				p.pending[tc.CallID] = &pending{call: tc, orphaned: true}
+				p.mu.Unlock()
 				p.tool(tc)
 			}
 		}

@@ -3,6 +3,7 @@ package agentpanel
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +118,86 @@ func TestLinkEditFlow(t *testing.T) {
 			t.Fatal("the denied command ran")
 		}
 	})
+}
+
+// TestLinkResubscribeAfterKill kills the sidecar while an edit waits for
+// approval; a new sidecar given the server's URL, pid and the task picks the
+// conversation up: the history is replayed, the edit is shown again as a
+// diff, and approving it writes the file.
+func TestLinkResubscribeAfterKill(t *testing.T) {
+	w := newWorld(t)
+	lp := startLinkPanel(t, w)
+	ready, _ := lp.wait(t, 0, "ready", nil)
+	if ready.Agent == nil || !ready.Agent.Started || ready.Agent.PID == 0 || ready.Agent.Context != "prompt" {
+		t.Fatalf("ready = %+v; want a started server with its pid", ready.Agent)
+	}
+	// The killed sidecar cannot stop its server; the new one adopts it. If
+	// the test fails before that, stop it here.
+	t.Cleanup(func() { _ = syscall.Kill(ready.Agent.PID, syscall.SIGKILL) })
+	path := w.path("later.txt")
+	w.fake.Reply(fakegemini.Text("Let me write it."), fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "after restart\n"}))
+	w.fake.Reply(fakegemini.Text("Written."))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "write later.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := lp.wait(t, 0, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+	st, _ := lp.wait(t, 0, "state", stateIs("waiting"))
+	if err := lp.ed.Kill(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-lp.ed.Exited()
+
+	ed2 := testkit.StartEditor(t, w.sb, testkit.EditorOptions{Env: w.env()})
+	ed2.Initialize(t, w.sb, nil)
+	lp2 := &linkPanel{w: w, ed: ed2}
+	if err := lp2.call(t, "agent/start", map[string]any{"url": ready.Agent.URL, "pid": ready.Agent.PID, "taskId": st.TaskID}); err != nil {
+		t.Fatalf("agent/start after restart: %v", err)
+	}
+	_, i := lp2.wait(t, 0, "reset", nil)
+	lp2.wait(t, i, "user", func(e event) bool { return e.Replay && e.Text == "write later.txt" })
+	lp2.wait(t, i, "text", func(e event) bool { return e.Replay && strings.Contains(e.Text, "Let me write it.") })
+	again, _ := lp2.wait(t, i, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+	if again.Tool.ToolCallID != ev.Tool.ToolCallID || !again.Tool.DiffShown {
+		t.Fatalf("after resubscribe: %+v; want call %s shown as a diff again", again.Tool, ev.Tool.ToolCallID)
+	}
+	lp2.wait(t, i, "state", stateIs("waiting"))
+	if opened := ed2.All("request:diff/open"); len(opened) != 1 {
+		t.Fatalf("diff/open sent %d times after resubscribe; want once", len(opened))
+	}
+	lp2.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "after restart\n", "diffId": again.Tool.DiffID})
+	_, j := lp2.wait(t, i, "text", func(e event) bool { return e.Text == "Written." })
+	lp2.wait(t, j, "state", stateIs("idle"))
+	if got, _ := w.read(t, "later.txt"); got != "after restart\n" {
+		t.Fatalf("later.txt = %q after approval", got)
+	}
+}
+
+// TestLinkCancel cancels a turn while a shell command runs: the panel says
+// canceled at once and the command's later effect never happens.
+func TestLinkCancel(t *testing.T) {
+	w := newWorld(t)
+	lp := startLinkPanel(t, w)
+	w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep 20 && echo late > late.txt", "description": "slow"}))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "run slow"}); err != nil {
+		t.Fatal(err)
+	}
+	ev, i := lp.wait(t, 0, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+	lp.wait(t, i, "state", stateIs("waiting"))
+	if err := lp.call(t, "agent/confirm", map[string]any{"callId": ev.Tool.ToolCallID, "outcome": "proceed_once"}); err != nil {
+		t.Fatal(err)
+	}
+	_, i = lp.wait(t, i, "tool", func(e event) bool { return e.Tool.Status == "EXECUTING" })
+	if err := lp.call(t, "agent/cancel", nil); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, i, "state", stateIs("canceled"))
+	if err := lp.call(t, "agent/cancel", nil); err == nil || !strings.Contains(err.Error(), "nothing to cancel") {
+		t.Fatalf("second cancel: %v; want nothing to cancel", err)
+	}
+	// A new prompt starts a new task and works.
+	w.fake.Reply(fakegemini.Text("Fresh start."))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "again"}); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, i, "text", func(e event) bool { return e.Text == "Fresh start." })
 }
