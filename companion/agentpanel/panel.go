@@ -449,9 +449,11 @@ func (p *Panel) prompt(text string, withContext bool) (any, error) {
 	}
 	parts := a2a.ContentParts{a2a.TextPart{Text: text}}
 	if withContext {
-		if c := contextText(p.opts.Context()); c != "" {
+		c := contextText(p.opts.Context())
+		if c != "" {
 			parts = append(parts, a2a.TextPart{Text: c})
 		}
+		p.opts.Logf("agent panel: prompt sent with %d bytes of editor context", len(c))
 	}
 	p.emit(Event{Type: "user", Text: text})
 	p.enqueue(a2a.NewMessage(a2a.MessageRoleUser, parts...))
