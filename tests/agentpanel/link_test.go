@@ -98,6 +98,49 @@ func TestLinkEditFlow(t *testing.T) {
 		}
 	})
 
+	t.Run("SlashCommands", func(t *testing.T) {
+		var list struct {
+			Commands []struct {
+				Name        string `json:"name"`
+				SubCommands []struct {
+					Name string `json:"name"`
+				} `json:"subCommands"`
+			} `json:"commands"`
+		}
+		if err := lp.ed.Call(10*time.Second, "agent/listCommands", map[string]any{}, &list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range list.Commands {
+			names = append(names, c.Name)
+			for _, s := range c.SubCommands {
+				names = append(names, s.Name)
+			}
+		}
+		if !strings.Contains(strings.Join(names, ","), "memory show") {
+			t.Fatalf("commands = %v; want memory show among them", names)
+		}
+		w.write(t, "GEMINI.md", "Always answer in haiku.\n")
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/runCommand", map[string]any{"command": "/memory refresh"}); err != nil {
+			t.Fatal(err)
+		}
+		lp.wait(t, from, "command", func(e event) bool { return e.Command == "memory refresh" })
+		from = lp.ed.Len()
+		if err := lp.call(t, "agent/runCommand", map[string]any{"command": "memory list"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := lp.wait(t, from, "command", func(e event) bool { return e.Command == "memory list" })
+		if s, _ := ev.Data.(string); !strings.Contains(s, "GEMINI.md") {
+			t.Fatalf("/memory list = %v; want the GEMINI.md in use", ev.Data)
+		}
+		from = lp.ed.Len()
+		if err := lp.call(t, "agent/runCommand", map[string]any{"command": "no-such-command"}); err != nil {
+			t.Fatal(err)
+		}
+		lp.wait(t, from, "error", func(e event) bool { return strings.Contains(e.Text, "Command not found") })
+	})
+
 	t.Run("ShellDenied", func(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell.txt", "description": "write a file"}))
 		from := lp.ed.Len()

@@ -149,6 +149,15 @@ func TestNvimAgentPanel(t *testing.T) {
 		}
 	})
 
+	t.Run("SlashCommandCompleted", func(t *testing.T) {
+		p.Keys(t, "Escape")
+		p.Keys(t, ":GeminiAgent /memory li", "Tab")
+		p.WaitFor(t, ":GeminiAgent /memory list", 10*time.Second)
+		p.Keys(t, "Enter")
+		p.WaitFor(t, "You: /memory list", 20*time.Second)
+		p.WaitFor(t, "/memory list:", turnTimeout)
+	})
+
 	t.Run("EditApprovedWithUserChange", func(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "agent line\n"}))
 		w.fake.Reply(fakegemini.Text("Done editing."))
