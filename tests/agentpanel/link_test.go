@@ -1,12 +1,14 @@
 package agentpanel
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -243,4 +245,61 @@ func TestLinkCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp.wait(t, i, "text", func(e event) bool { return e.Text == "Fresh start." })
+}
+
+// TestServerIgnoresIDECompanion checks the finding behind the panel's
+// context route (RFC §4): Gemini CLI's A2A server 0.25.2, started with
+// exactly the environment an integrated terminal gets from the sidecar
+// (GEMINI_CLI_IDE_* and a discovery file), never connects to the companion
+// (its core runs with ideMode off), so its model sees no IDE context of its
+// own; the panel's prompt carries it instead.
+func TestServerIgnoresIDECompanion(t *testing.T) {
+	w := newWorld(t)
+	ed := testkit.StartEditor(t, w.sb, testkit.EditorOptions{Env: w.env()})
+	res := ed.Initialize(t, w.sb, nil)
+	if res.DiscoveryFile == "" || len(res.Env) == 0 {
+		t.Fatalf("initialize gave no terminal environment: %+v", res)
+	}
+	env := w.env()
+	for k, v := range res.Env {
+		env = append(env, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
+	defer cancel()
+	srv, err := launch.Start(ctx, launch.Options{Command: []string{"node", serverScript(t)}, Dir: w.sb.Workspace, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	lp := &linkPanel{w: w, ed: ed}
+	if err := lp.call(t, "agent/start", map[string]any{"url": srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, 0, "ready", nil)
+	active := w.write(t, "shown.go", "package shown\n")
+	ed.Notify(t, "context/fileFocused", map[string]any{"path": active, "cursor": map[string]int{"line": 1, "character": 1}})
+	w.fake.Reply(fakegemini.Text("Seen."))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "what is open?"}); err != nil {
+		t.Fatal(err)
+	}
+	_, i := lp.wait(t, 0, "text", func(e event) bool { return e.Text == "Seen." })
+	lp.wait(t, i, "state", stateIs("idle"))
+	var st struct {
+		ConnectedClients int `json:"connectedClients"`
+		Sessions         int `json:"sessions"`
+	}
+	if err := ed.Call(10*time.Second, "status/get", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.ConnectedClients != 0 || st.Sessions != 0 {
+		t.Fatalf("the A2A server connected to the companion (%+v): the panel's context route is out of date", st)
+	}
+	reqs := w.fake.Requests()
+	text := reqs[len(reqs)-1].Text()
+	if strings.Contains(text, "Here is the user's editor context") {
+		t.Fatalf("the server's core sent IDE context of its own:\n%s", text)
+	}
+	if !strings.Contains(text, "Context from the user's editor") || !strings.Contains(text, active) {
+		t.Fatalf("the panel's context did not reach the model:\n%s", text)
+	}
 }
