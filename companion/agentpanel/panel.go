@@ -235,6 +235,16 @@ func (p *Panel) Handle(ctx context.Context, method string, params json.RawMessag
 	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
 }
 
+// HandleRequest implements link.Handler (Handle), so a Panel can be
+// registered for the "agent/" namespace of a link.Mux.
+func (p *Panel) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return p.Handle(ctx, method, params)
+}
+
+// HandleNotification implements link.Handler: the panel takes no
+// notifications (diff decisions reach it through Decide).
+func (p *Panel) HandleNotification(context.Context, string, json.RawMessage) {}
+
 type startParams struct {
 	// URL attaches to a running A2A server instead of starting one.
 	URL string `json:"url"`

@@ -185,3 +185,5 @@ func TestContextText(t *testing.T) {
 		t.Fatalf("context text:\n%s", got)
 	}
 }
+
+var _ link.Handler = (*Panel)(nil)
