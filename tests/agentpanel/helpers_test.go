@@ -129,3 +129,12 @@ func parseEvent(raw json.RawMessage) event {
 	_ = json.Unmarshal(raw, &e)
 	return e
 }
+
+// killPID kills process pid at once, as a crash would.
+func killPID(pid int) error {
+	pr, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return pr.Kill()
+}

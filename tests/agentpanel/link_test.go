@@ -178,7 +178,7 @@ func TestLinkResubscribeAfterKill(t *testing.T) {
 	}
 	// The killed sidecar cannot stop its server; the new one adopts it. If
 	// the test fails before that, stop it here.
-	t.Cleanup(func() { _ = syscall.Kill(ready.Agent.PID, syscall.SIGKILL) })
+	t.Cleanup(func() { killPID(ready.Agent.PID) })
 	path := w.path("later.txt")
 	w.fake.Reply(fakegemini.Text("Let me write it."), fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "after restart\n"}))
 	w.fake.Reply(fakegemini.Text("Written."))

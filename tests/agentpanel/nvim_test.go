@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,16 +132,20 @@ func TestNvimAgentPanel(t *testing.T) {
 	p.WaitFor(t, "Gemini agent: ready", turnTimeout)
 	serverPID, _ := strconv.Atoi(n.luaValue(t, `require("gemini_companion.agent").state.pid`))
 	if serverPID > 0 {
-		t.Cleanup(func() { _ = syscall.Kill(serverPID, syscall.SIGKILL) })
+		t.Cleanup(func() { killPID(serverPID) })
 	}
 
 	t.Run("PromptStreams", func(t *testing.T) {
-		w.fake.Reply(fakegemini.Text("Hello from the agent panel."))
+		w.fake.Reply(fakegemini.Thought("**Greeting the user** I will answer with a short greeting."), fakegemini.Text("Hello from the agent panel."))
 		// Back in the file's window, the user asks from the command line.
 		n.ex(t, "wincmd h")
 		n.ex(t, "GeminiAgent say hello")
 		p.WaitFor(t, "You: say hello", 20*time.Second)
-		p.WaitFor(t, "Hello from the agent panel.", turnTimeout)
+		screen := p.WaitFor(t, "Hello from the agent panel.", turnTimeout)
+		// The thought shows its subject; its description is folded.
+		if !strings.Contains(screen, "∴ Greeting the user") || !strings.Contains(screen, "+--  1 line") {
+			t.Fatalf("the thought is not shown folded under its subject:\n%s", screen)
+		}
 		reqs := w.fake.Requests()
 		if got := reqs[len(reqs)-1].Text(); !strings.Contains(got, notes) {
 			t.Fatalf("the model did not get the editor's context (open %s):\n%s", notes, got)
@@ -221,7 +224,7 @@ func TestNvimAgentPanel(t *testing.T) {
 		if err != nil || pid <= 0 {
 			t.Fatalf("sidecar pid: %v", err)
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := killPID(pid); err != nil {
 			t.Fatal(err)
 		}
 		// The plugin restarts the sidecar; the panel resubscribes, replays

@@ -60,6 +60,7 @@ local function set_win_options(win)
   -- Thought descriptions (lines starting with "  │") fold under their subject.
   api.nvim_win_set_option(win, "foldexpr", [[getline(v:lnum)=~'^  │'?1:0]])
   api.nvim_win_set_option(win, "foldlevel", 0)
+  api.nvim_win_set_option(win, "foldminlines", 0) -- one-line descriptions fold too
   api.nvim_win_set_option(win, "foldenable", true)
   M.redraw_status()
 end
@@ -146,7 +147,14 @@ function M.add_thought(subject, description)
       table.insert(lines, "  │ " .. l)
     end
   end
-  M.append(lines)
+  local first = M.append(lines)
+  local win = M.win()
+  if win and #lines > 1 then
+    -- A fold made by new lines starts open; close this one.
+    api.nvim_win_call(win, function()
+      pcall(vim.cmd, ("%dfoldclose"):format(first + 2))
+    end)
+  end
 end
 
 --- Shows a tool call, or updates its line in place.
