@@ -24,7 +24,7 @@ type Event struct {
 	Tool *ToolCall `json:"tool,omitempty"`
 	// State is the panel state of a state event: "working", "waiting"
 	// (a tool call waits for the user), "idle" (the turn ended), "canceled",
-	// "failed".
+	// "failed", "stopped" (the server the sidecar started exited).
 	State string `json:"state,omitempty"`
 	// TaskState is the A2A task state behind State.
 	TaskState string `json:"taskState,omitempty"`

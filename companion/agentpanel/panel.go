@@ -388,7 +388,39 @@ func (p *Panel) connect(a startParams, dir string) error {
 		return errors.New("the sidecar is shutting down")
 	}
 	p.ag, p.srv, p.adopted = ag, srv, adopted
+	if srv != nil {
+		p.wg.Add(1)
+		go p.watch(srv)
+	}
 	return nil
+}
+
+// watch reports a started server that exits while the panel uses it, and
+// forgets it, so the next agent/start starts a new one.
+func (p *Panel) watch(srv *launch.Server) {
+	defer p.wg.Done()
+	select {
+	case <-p.base.Done():
+		return
+	case <-srv.Done():
+	}
+	p.mu.Lock()
+	ours := p.srv == srv
+	var ag *agent.Agent
+	if ours {
+		ag = p.ag
+		p.ag, p.srv, p.taskID = nil, nil, ""
+		p.pending = map[string]*pending{}
+	}
+	p.mu.Unlock()
+	if !ours {
+		return // stopped by the panel itself
+	}
+	if ag != nil {
+		_ = ag.Close()
+	}
+	p.emitError("Gemini CLI's A2A server exited; start the agent again to go on")
+	p.emit(Event{Type: "state", State: "stopped"})
 }
 
 func (p *Panel) emitReady() {

@@ -303,3 +303,34 @@ func TestServerIgnoresIDECompanion(t *testing.T) {
 		t.Fatalf("the panel's context did not reach the model:\n%s", text)
 	}
 }
+
+// TestLinkServerDies kills the server the sidecar started: the panel says
+// so at once, refuses prompts with a clear error, and agent/start brings a
+// new server.
+func TestLinkServerDies(t *testing.T) {
+	w := newWorld(t)
+	lp := startLinkPanel(t, w)
+	ready, _ := lp.wait(t, 0, "ready", nil)
+	from := lp.ed.Len()
+	if err := killPID(ready.Agent.PID); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, from, "error", func(e event) bool { return strings.Contains(e.Text, "server exited") })
+	lp.wait(t, from, "state", stateIs("stopped"))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "hello?"}); err == nil || !strings.Contains(err.Error(), "agent/start") {
+		t.Fatalf("prompt without a server: %v; want an error naming agent/start", err)
+	}
+	from = lp.ed.Len()
+	if err := lp.call(t, "agent/start", map[string]any{"command": []string{"node", serverScript(t)}}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := lp.wait(t, from, "ready", nil)
+	if again.Agent.PID == ready.Agent.PID || again.Agent.PID == 0 {
+		t.Fatalf("after restart: %+v", again.Agent)
+	}
+	w.fake.Reply(fakegemini.Text("Back."))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "hello again"}); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, from, "text", func(e event) bool { return e.Text == "Back." })
+}

@@ -177,11 +177,15 @@ local state_text = {
   idle = "ready",
   canceled = "canceled",
   failed = "failed",
+  stopped = "stopped (:GeminiAgent starts it again)",
 }
 
 local handlers = {}
 
 function handlers.ready(ev)
+  if type(ev.agent) ~= "table" then
+    return
+  end
   local first = not st.attached
   st.ready, st.attached = true, true
   st.url, st.pid = ev.agent.url, ev.agent.pid
@@ -220,7 +224,9 @@ function handlers.thought(ev)
 end
 
 function handlers.tool(ev)
-  show_tool(ev.tool)
+  if type(ev.tool) == "table" and type(ev.tool.toolCallId) == "string" then
+    show_tool(ev.tool)
+  end
 end
 
 function handlers.state(ev)
@@ -230,9 +236,13 @@ function handlers.state(ev)
   if ev.contextId and ev.contextId ~= "" then
     st.context_id = ev.contextId
   end
-  if ev.state == "canceled" or ev.state == "failed" then
+  if ev.state == "canceled" or ev.state == "failed" or ev.state == "stopped" then
     st.task_id = nil
     st.pending = {}
+  end
+  if ev.state == "stopped" then
+    -- The server is gone: :GeminiAgent starts a new one.
+    st.ready, st.attached, st.url, st.pid = false, false, nil, nil
   end
   panel.set_status(state_text[ev.state] or ev.state)
   if ev.state == "canceled" then
