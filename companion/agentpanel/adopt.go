@@ -22,6 +22,28 @@ func isA2AServer(pid int) bool {
 	return strings.Contains(cmd, "a2a-server")
 }
 
+// servesPort reports whether pid is an A2A server listening on port: the
+// one the plugin's URL names, not some other server of the user's.
+func servesPort(pid int, port uint32) bool {
+	if !isA2AServer(pid) {
+		return false
+	}
+	pr, err := process.NewProcess(int32(pid))
+	if err != nil {
+		return false
+	}
+	conns, err := pr.Connections()
+	if err != nil {
+		return false
+	}
+	for _, c := range conns {
+		if c.Status == "LISTEN" && c.Laddr.Port == port {
+			return true
+		}
+	}
+	return false
+}
+
 // stopAdopted stops an adopted server: terminate, then kill after 3 s.
 func stopAdopted(pid int) {
 	if !isA2AServer(pid) {

@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -347,6 +349,26 @@ func (p *Panel) start(a startParams) (any, error) {
 	return map[string]any{"status": "starting"}, nil
 }
 
+// urlPort is the port of an http(s) URL (0 if none can be told).
+func urlPort(raw string) uint32 {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	p := u.Port()
+	if p == "" {
+		if u.Scheme == "https" {
+			return 443
+		}
+		return 80
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
+}
+
 func sameURL(a, b string) bool {
 	x, _ := agent.BaseURL(a)
 	y, _ := agent.BaseURL(b)
@@ -357,17 +379,17 @@ func sameURL(a, b string) bool {
 func (p *Panel) connect(a startParams, dir string) error {
 	ctx, cancel := context.WithTimeout(p.base, p.opts.StartTimeout)
 	defer cancel()
-	url := a.URL
+	target := a.URL
 	var srv *launch.Server
-	if url == "" {
+	if target == "" {
 		var err error
 		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout})
 		if err != nil {
 			return fmt.Errorf("starting Gemini CLI's A2A server: %w", err)
 		}
-		url = srv.URL
+		target = srv.URL
 	}
-	ag, err := agent.Load(ctx, url, p.hc)
+	ag, err := agent.Load(ctx, target, p.hc)
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
@@ -375,7 +397,7 @@ func (p *Panel) connect(a startParams, dir string) error {
 		return err
 	}
 	adopted := 0
-	if srv == nil && a.PID > 0 && isA2AServer(a.PID) {
+	if srv == nil && a.PID > 0 && servesPort(a.PID, urlPort(ag.URL)) {
 		adopted = a.PID
 	}
 	p.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirou/gopsutil/v4/process"
+
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
@@ -214,6 +216,16 @@ func TestLinkResubscribeAfterKill(t *testing.T) {
 	lp2.wait(t, j, "state", stateIs("idle"))
 	if got, _ := w.read(t, "later.txt"); got != "after restart\n" {
 		t.Fatalf("later.txt = %q after approval", got)
+	}
+	// The new sidecar adopted the server: it stops it when its editor goes.
+	if err := ed2.CloseStdin(); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.Poll(15*time.Second, func() bool {
+		alive, _ := process.PidExists(int32(ready.Agent.PID))
+		return !alive
+	}) {
+		t.Fatal("the adopted A2A server still runs after its sidecar exited")
 	}
 }
 
