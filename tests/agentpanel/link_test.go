@@ -145,6 +145,43 @@ func TestLinkEditFlow(t *testing.T) {
 		lp.wait(t, from, "error", func(e event) bool { return strings.Contains(e.Text, "Command not found") })
 	})
 
+	// "Allow always" runs the command; Gemini CLI's A2A server 0.25.2 does
+	// not remember it (its core's policy updater is not wired in the
+	// server), so the same command is asked again next time: the panel
+	// never runs anything unasked.
+	t.Run("ShellAllowAlways", func(t *testing.T) {
+		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch always-1.txt", "description": "first"}))
+		w.fake.Reply(fakegemini.Text("First done."))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "touch one"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+		lp.wait(t, from, "state", stateIs("waiting"))
+		if err := lp.call(t, "agent/confirm", map[string]any{"callId": ev.Tool.ToolCallID, "outcome": "proceed_always"}); err != nil {
+			t.Fatal(err)
+		}
+		_, after := lp.wait(t, from, "text", func(e event) bool { return e.Text == "First done." })
+		lp.wait(t, after, "state", stateIs("idle"))
+		if _, ok := w.read(t, "always-1.txt"); !ok {
+			t.Fatal("the command allowed always did not run")
+		}
+		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch always-2.txt", "description": "second"}))
+		from = lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "touch two"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ = lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+		lp.wait(t, from, "state", stateIs("waiting"))
+		if err := lp.call(t, "agent/confirm", map[string]any{"callId": ev.Tool.ToolCallID, "outcome": "cancel"}); err != nil {
+			t.Fatal(err)
+		}
+		lp.wait(t, from, "state", stateIs("idle"))
+		if _, ok := w.read(t, "always-2.txt"); ok {
+			t.Fatal("a denied command ran")
+		}
+	})
+
 	t.Run("ShellDenied", func(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell.txt", "description": "write a file"}))
 		from := lp.ed.Len()
