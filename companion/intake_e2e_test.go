@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 )
 
 // capturePlugin plays the editor: it answers diff/open at once and hands
@@ -71,9 +72,9 @@ func TestLargeProposalReachesTheEditorExactly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- companion.ServeEditorLink(ctx, inR, outW, companion.Options{
+		served <- editorlink.Serve(ctx, inR, outW, editorlink.Config{Options: companion.Options{
 			Version: "test", DiscoveryDir: t.TempDir(), Logger: zerolog.Nop(),
-		})
+		}})
 		outW.Close()
 	}()
 	fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"ide":{"name":"t","displayName":"T"},"processId":%d,"workspaceFolders":[%q]}}`+"\n", os.Getpid(), dir)

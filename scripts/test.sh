@@ -143,7 +143,7 @@ if want go; then
 	step "go test -race" go_tests
 fi
 # (in a full run the A2A tests are part of "go test -race" above)
-[[ "$only" == a2a ]] && step "A2A bridge tests (tests/a2a)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/
+[[ "$only" == a2a ]] && step "A2A bridge and agent panel tests (tests/a2a, tests/agentpanel)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/
 { want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests

@@ -125,6 +125,24 @@ func (a *Agent) Stream(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, 
 	}
 }
 
+// Resubscribe follows task id again (A2A tasks/resubscribe): the agent
+// first sends the task as it keeps it (with its whole history), then the
+// live events of a turn still running, if any. Events are not parsed, so
+// the caller can read the task's history.
+func (a *Agent) Resubscribe(ctx context.Context, id string) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for ev, err := range a.client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(id)}) {
+			if err != nil {
+				yield(nil, a.wrap("tasks/resubscribe", err))
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
 // GetTask returns the task id as the agent knows it (A2A tasks/get).
 func (a *Agent) GetTask(ctx context.Context, id string) (*a2a.Task, error) {
 	t, err := a.client.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(id)})

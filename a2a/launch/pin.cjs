@@ -15,3 +15,9 @@ net.Server.prototype.listen = function (...args) {
   }
   return listen.apply(this, args);
 };
+
+// The server logs to the pipe of whoever started it. If that process dies
+// (an editor's sidecar killed), writes fail with EPIPE and Node would crash
+// on the unhandled stream error; the server should outlive it, so that a
+// restarted sidecar can attach to it again and resume its tasks.
+for (const s of [process.stdout, process.stderr]) s.on('error', () => {});

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/agentpanel"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/review"
@@ -217,7 +218,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := companion.Options{Version: version, Logger: logger}
 	if cmd == "stdio" {
 		logger.Info().Str("version", version).Int("pid", os.Getpid()).Stringer("framing", framing).Msg("editor link starting")
-		if err := editorlink.Serve(ctx, pollable(stdin), stdout, editorlink.Config{Options: opts, Framing: framing}); err != nil {
+		if err := editorlink.Serve(ctx, pollable(stdin), stdout, editorlink.Config{
+			Options:    opts,
+			Framing:    framing,
+			Extensions: []editorlink.Extension{agentpanel.Extension(logger)},
+		}); err != nil {
 			logger.Error().Err(err).Msg("editor link failed")
 			return 1
 		}

@@ -32,8 +32,9 @@ const DefaultReplyText = "OK."
 
 // Part is one piece of a scripted model turn: text or a function call.
 type Part struct {
-	text string
-	call *FunctionCall
+	text    string
+	call    *FunctionCall
+	thought bool
 }
 
 // FunctionCall is a tool call the fake model makes.
@@ -46,6 +47,11 @@ type FunctionCall struct {
 
 // Text returns a Part that makes the model say s.
 func Text(s string) Part { return Part{text: s} }
+
+// Thought returns a Part in which the model thinks s (a part marked
+// "thought", as thinking models stream them; Gemini CLI reads
+// "**Subject** description" from it).
+func Thought(s string) Part { return Part{text: s, thought: true} }
 
 // Call returns a Part that makes the model call the tool name with args.
 func Call(name string, args map[string]any) Part {
@@ -61,6 +67,9 @@ func (p Part) MarshalJSON() ([]byte, error) {
 		return json.Marshal(map[string]any{
 			"functionCall": map[string]any{"name": p.call.Name, "args": p.call.Args},
 		})
+	}
+	if p.thought {
+		return json.Marshal(map[string]any{"text": p.text, "thought": true})
 	}
 	return json.Marshal(map[string]any{"text": p.text})
 }

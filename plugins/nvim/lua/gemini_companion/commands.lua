@@ -70,6 +70,7 @@ function M.define()
     gc().send()
   end, { desc = "Send the file to Gemini CLI" })
   map("x", "<Plug>(GeminiSend)", ":GeminiSend<CR>", { silent = true, desc = "Send the selected lines to Gemini CLI" })
+  require("gemini_companion.agent.command").define()
 end
 
 return M

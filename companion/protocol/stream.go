@@ -1,4 +1,4 @@
-package companion
+package protocol
 
 import "github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 
@@ -9,7 +9,7 @@ import "github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 // a field added to the struct must be added here too.
 
 // StreamJSON implements link.ObjectStreamer.
-func (r DiffRequest) StreamJSON(o *link.Object) {
+func (r DiffOpenParams) StreamJSON(o *link.Object) {
 	o.String("filePath", r.FilePath)
 	o.String("newContent", r.NewContent)
 	optionalString(o, "originalContent", r.OriginalContent, false)
@@ -29,7 +29,7 @@ func (r DiffRequest) StreamJSON(o *link.Object) {
 }
 
 // StreamJSON implements link.ObjectStreamer.
-func (st DiffState) StreamJSON(o *link.Object) {
+func (st DiffStateParams) StreamJSON(o *link.Object) {
 	o.String("filePath", st.FilePath)
 	o.Value("diffId", st.DiffID)
 	o.String("state", st.State)

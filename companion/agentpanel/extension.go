@@ -1,0 +1,34 @@
+package agentpanel
+
+import (
+	"slices"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/rs/zerolog"
+)
+
+// Extension returns the agent panel as an editor link extension: it serves
+// agent/*, turns on capabilities.agent, takes the decisions on the diffs it
+// shows, and stops the A2A server it started when the link ends.
+func Extension(logger zerolog.Logger) editorlink.Extension {
+	return editorlink.Extension{
+		Pattern:    "agent/",
+		Capability: "agent",
+		New: func(peer editorlink.Peer, s *companion.Server) link.Handler {
+			return New(Options{
+				Conn:      peer,
+				Context:   s.Engine().Snapshot,
+				Workspace: func() []string { return s.Status().WorkspaceFolders },
+				DiffBusy: func(path string) bool {
+					if d := peer.PluginCapabilities().Diff; d != nil && !*d {
+						return true // the plugin shows no diffs: ask in the panel
+					}
+					return slices.Contains(s.Status().OpenDiffs, path)
+				},
+				Logf: func(format string, args ...any) { logger.Info().Msgf(format, args...) },
+			})
+		},
+	}
+}

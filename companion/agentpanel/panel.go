@@ -1,0 +1,282 @@
+// Package agentpanel makes the sidecar an A2A client of Gemini CLI's agent
+// for an editor's agent panel: it attaches to (or starts) the A2A server,
+// sends the user's prompts with the editor's context, streams the agent's
+// events to the plugin as agent/event notifications, shows an edit the
+// agent wants to make as the editor's own diff view (diff/open, as in IDE
+// mode) and turns the user's decision into the answer the server takes.
+//
+// It serves the editor link's agent/* requests (docs/agent-panel.md). The
+// A2A side is a2a/agent (client) and a2a/launch (server); this package only
+// holds the panel's state and policy.
+package agentpanel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
+)
+
+// Conn is the editor link as the panel uses it (link.Conn implements it).
+type Conn interface {
+	Notify(method string, params any) error
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// Options wire a Panel to its editor link and the sidecar's state.
+type Options struct {
+	// Conn carries agent/event notifications and diff/open requests.
+	Conn Conn
+	// Context returns the editor's context now (open files, cursor,
+	// selection), sent with each prompt.
+	Context func() idectx.IdeContext
+	// Workspace returns the editor's workspace folders; the first one is
+	// where a started server works.
+	Workspace func() []string
+	// DiffBusy reports whether the editor already shows an IDE-mode proposal
+	// for path; the agent's edit is then asked in the panel instead.
+	DiffBusy func(path string) bool
+	// Logf logs a line for the sidecar's log.
+	Logf func(format string, args ...any)
+	// StartTimeout bounds starting the A2A server (default 90 s).
+	StartTimeout time.Duration
+}
+
+// diffBase is the first diffId the panel uses, far above the ids of IDE
+// mode's proposals, so the two never name the same view.
+const diffBase = 1 << 40
+
+// openTimeout bounds the editor's answer to diff/open and diff/close.
+const openTimeout = 10 * time.Second
+
+// pending is a tool call that waits for the user.
+type pending struct {
+	call    *agent.ToolCall
+	diffID  uint64 // the diff view showing it, or 0
+	decided bool
+	// orphaned: the call was asked on a connection of an earlier sidecar.
+	// The server ties a turn to the HTTP connection that started it, so an
+	// approval sent now cancels the call instead of running it; the panel
+	// carries such an approval out another way (see approveOrphan).
+	orphaned bool
+}
+
+// Panel is the agent panel of one editor link.
+type Panel struct {
+	opts Options
+	hc   *http.Client
+	base context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu        sync.Mutex
+	ag        *agent.Agent
+	srv       *launch.Server
+	adopted   int // pid of a server started by an earlier sidecar, ours to stop
+	starting  bool
+	taskID    string
+	contextID string
+	queue     []*a2a.Message
+	running   bool
+	cancelRun context.CancelFunc
+	pending   map[string]*pending
+	lastTool  map[string]string // callId -> last status sent
+	nextDiff  uint64
+	closed    bool
+}
+
+// New returns a Panel; Close releases it.
+func New(opts Options) *Panel {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Context == nil {
+		opts.Context = func() idectx.IdeContext { return idectx.IdeContext{} }
+	}
+	if opts.Workspace == nil {
+		opts.Workspace = func() []string { return nil }
+	}
+	if opts.DiffBusy == nil {
+		opts.DiffBusy = func(string) bool { return false }
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 90 * time.Second
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Panel{opts: opts, hc: agent.NewHTTPClient(), base: base, stop: stop,
+		pending: map[string]*pending{}, lastTool: map[string]string{}, nextDiff: diffBase}
+}
+
+// Close stops every turn and the server this sidecar started (or adopted),
+// and waits for the panel's goroutines. It never fails; the error is for
+// io.Closer, which the editor link calls when it ends.
+func (p *Panel) Close() error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.closed = true
+	srv, adopted, ag := p.srv, p.adopted, p.ag
+	p.srv, p.adopted, p.ag = nil, 0, nil
+	p.mu.Unlock()
+	p.stop()
+	p.wg.Wait()
+	if ag != nil {
+		_ = ag.Close()
+	}
+	if srv != nil {
+		srv.Stop()
+	}
+	if adopted > 0 {
+		stopAdopted(adopted)
+	}
+	return nil
+}
+
+func (p *Panel) emit(ev Event) {
+	if err := p.opts.Conn.Notify("agent/event", ev); err != nil {
+		p.opts.Logf("agent/event not sent: %v", err)
+	}
+}
+
+func (p *Panel) emitError(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.opts.Logf("agent panel: %s", msg)
+	p.emit(Event{Type: "error", Text: msg})
+}
+
+func invalid(format string, args ...any) error {
+	return link.Errorf(link.CodeInvalidParams, format, args...)
+}
+
+func refused(format string, args ...any) error {
+	return link.Errorf(link.CodeInvalidRequest, format, args...)
+}
+
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return invalid("params: %v", err)
+	}
+	return nil
+}
+
+// Handle serves one agent/* request of the editor link. It never waits on
+// the agent: what takes time (starting the server, a turn, a command) runs
+// in the background and reports through agent/event.
+func (p *Panel) Handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "agent/start":
+		var a startParams
+		if err := decode(params, &a); err != nil {
+			return nil, err
+		}
+		return p.start(a)
+	case "agent/prompt":
+		var a struct {
+			Text    string `json:"text"`
+			Context *bool  `json:"context"`
+		}
+		if err := decode(params, &a); err != nil {
+			return nil, err
+		}
+		return p.prompt(a.Text, a.Context == nil || *a.Context)
+	case "agent/confirm":
+		var a struct {
+			CallID  string  `json:"callId"`
+			Outcome string  `json:"outcome"`
+			Content *string `json:"content"`
+		}
+		if err := decode(params, &a); err != nil {
+			return nil, err
+		}
+		return map[string]any{}, p.confirm(a.CallID, a.Outcome, a.Content)
+	case "agent/cancel":
+		return map[string]any{}, p.cancel()
+	case "agent/listCommands":
+		return p.listCommands(ctx)
+	case "agent/runCommand":
+		var a struct {
+			Command string `json:"command"`
+			Args    string `json:"args"`
+		}
+		if err := decode(params, &a); err != nil {
+			return nil, err
+		}
+		return map[string]any{}, p.runCommand(a.Command, a.Args)
+	case "agent/resubscribe":
+		var a struct {
+			TaskID    string `json:"taskId"`
+			ContextID string `json:"contextId"`
+		}
+		if err := decode(params, &a); err != nil {
+			return nil, err
+		}
+		return map[string]any{}, p.resubscribe(a.TaskID, a.ContextID)
+	case "agent/status":
+		return p.status(), nil
+	case "agent/stop":
+		p.detach()
+		return map[string]any{}, nil
+	}
+	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
+}
+
+// HandleRequest implements link.Handler (Handle), so a Panel can be
+// registered for the "agent/" namespace of a link.Mux.
+func (p *Panel) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return p.Handle(ctx, method, params)
+}
+
+// HandleNotification implements link.Handler: the panel takes no
+// notifications (diff decisions reach it through Decide).
+func (p *Panel) HandleNotification(context.Context, string, json.RawMessage) {}
+
+// Status is the answer to agent/status.
+type Status struct {
+	Attached  bool     `json:"attached"`
+	Starting  bool     `json:"starting"`
+	URL       string   `json:"url,omitempty"`
+	TaskID    string   `json:"taskId,omitempty"`
+	ContextID string   `json:"contextId,omitempty"`
+	Running   bool     `json:"running"`
+	Pending   []string `json:"pending"`
+}
+
+func (p *Panel) status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Status{Attached: p.ag != nil, Starting: p.starting, TaskID: p.taskID, ContextID: p.contextID, Running: p.running, Pending: []string{}}
+	if p.ag != nil {
+		st.URL = p.ag.URL
+	}
+	for id := range p.pending {
+		st.Pending = append(st.Pending, id)
+	}
+	return st
+}
+
+// logWriter sends the server's own log lines to the sidecar's log; the
+// multi-line event dumps between them are left out.
+type logWriter struct{ logf func(string, ...any) }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if strings.HasPrefix(line, "[") || strings.Contains(line, "Agent Server started") {
+			w.logf("a2a server: %s", line)
+		}
+	}
+	return len(b), nil
+}

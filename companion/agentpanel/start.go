@@ -1,0 +1,228 @@
+package agentpanel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+)
+
+type startParams struct {
+	// URL attaches to a running A2A server instead of starting one.
+	URL string `json:"url"`
+	// PID, with URL, is the server an earlier sidecar started: this one
+	// adopts it (stops it on exit) if it still is a Gemini A2A server.
+	PID int `json:"pid"`
+	// Command overrides the server command (default: launch.Find).
+	Command []string `json:"command"`
+	// Dir is the workspace (default: the first workspace folder).
+	Dir string `json:"dir"`
+	// TaskID and ContextID resume a conversation (tasks/resubscribe).
+	TaskID    string `json:"taskId"`
+	ContextID string `json:"contextId"`
+}
+
+func (p *Panel) start(a startParams) (any, error) {
+	if a.URL != "" {
+		if _, err := agent.BaseURL(a.URL); err != nil {
+			return nil, invalid("url: %v", err)
+		}
+	}
+	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
+		return nil, invalid("dir: %q is not an absolute path", a.Dir)
+	}
+	dir := a.Dir
+	if dir == "" {
+		if ws := p.opts.Workspace(); len(ws) > 0 {
+			dir = ws[0]
+		}
+	}
+	if a.URL == "" && dir == "" {
+		return nil, invalid("no workspace folder: open a folder, or pass dir or url")
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, refused("the sidecar is shutting down")
+	}
+	if p.starting {
+		p.mu.Unlock()
+		return map[string]any{"status": "starting"}, nil
+	}
+	if p.ag != nil {
+		url := p.ag.URL
+		p.mu.Unlock()
+		if a.URL == "" || sameURL(a.URL, url) {
+			p.emitReady()
+			if a.TaskID != "" {
+				return map[string]any{"status": "attached"}, p.resubscribe(a.TaskID, a.ContextID)
+			}
+			return map[string]any{"status": "attached"}, nil
+		}
+		p.detach()
+		p.mu.Lock()
+	}
+	p.starting = true
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		err := p.connect(a, dir)
+		p.mu.Lock()
+		p.starting = false
+		p.mu.Unlock()
+		if err != nil {
+			p.emitError("%v", err)
+			return
+		}
+		p.emitReady()
+		if a.TaskID != "" {
+			if err := p.resubscribe(a.TaskID, a.ContextID); err != nil {
+				p.emitError("%v", err)
+			}
+		}
+	}()
+	return map[string]any{"status": "starting"}, nil
+}
+
+// urlPort is the port of an http(s) URL (0 if none can be told).
+func urlPort(raw string) uint32 {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	p := u.Port()
+	if p == "" {
+		if u.Scheme == "https" {
+			return 443
+		}
+		return 80
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
+}
+
+func sameURL(a, b string) bool {
+	x, _ := agent.BaseURL(a)
+	y, _ := agent.BaseURL(b)
+	return x == y
+}
+
+// connect attaches to a.URL, or starts the server for dir.
+func (p *Panel) connect(a startParams, dir string) error {
+	ctx, cancel := context.WithTimeout(p.base, p.opts.StartTimeout)
+	defer cancel()
+	target := a.URL
+	var srv *launch.Server
+	if target == "" {
+		var err error
+		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout})
+		if err != nil {
+			return fmt.Errorf("starting Gemini CLI's A2A server: %w", err)
+		}
+		target = srv.URL
+	}
+	ag, err := agent.Load(ctx, target, p.hc)
+	if err != nil {
+		if srv != nil {
+			srv.Stop()
+		}
+		return err
+	}
+	adopted := 0
+	if srv == nil && a.PID > 0 && servesPort(a.PID, urlPort(ag.URL)) {
+		adopted = a.PID
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		_ = ag.Close()
+		if srv != nil {
+			srv.Stop()
+		}
+		return errors.New("the sidecar is shutting down")
+	}
+	p.ag, p.srv, p.adopted = ag, srv, adopted
+	if srv != nil {
+		p.wg.Add(1)
+		go p.watch(srv)
+	}
+	return nil
+}
+
+// watch reports a started server that exits while the panel uses it, and
+// forgets it, so the next agent/start starts a new one.
+func (p *Panel) watch(srv *launch.Server) {
+	defer p.wg.Done()
+	select {
+	case <-p.base.Done():
+		return
+	case <-srv.Done():
+	}
+	p.mu.Lock()
+	ours := p.srv == srv
+	var ag *agent.Agent
+	if ours {
+		ag = p.ag
+		p.ag, p.srv, p.taskID = nil, nil, ""
+		p.pending = map[string]*pending{}
+	}
+	p.mu.Unlock()
+	if !ours {
+		return // stopped by the panel itself
+	}
+	if ag != nil {
+		_ = ag.Close()
+	}
+	p.emitError("Gemini CLI's A2A server exited; start the agent again to go on")
+	p.emit(Event{Type: "state", State: "stopped"})
+}
+
+func (p *Panel) emitReady() {
+	p.mu.Lock()
+	ag := p.ag
+	info := &AgentInfo{Context: ContextMode}
+	if ag != nil {
+		info.Name, info.URL = ag.Name, ag.URL
+	}
+	if p.srv != nil {
+		info.PID, info.Started = p.srv.PID(), true
+	} else if p.adopted > 0 {
+		info.PID, info.Started = p.adopted, true
+	}
+	p.mu.Unlock()
+	if ag != nil {
+		p.emit(Event{Type: "ready", Agent: info})
+	}
+}
+
+// detach forgets the agent, stopping a server this sidecar owns.
+func (p *Panel) detach() {
+	p.mu.Lock()
+	ag, srv, adopted, cancelRun := p.ag, p.srv, p.adopted, p.cancelRun
+	p.ag, p.srv, p.adopted = nil, nil, 0
+	p.taskID, p.contextID = "", ""
+	p.queue = nil
+	p.mu.Unlock()
+	if cancelRun != nil {
+		cancelRun()
+	}
+	p.dropPending()
+	if ag != nil {
+		_ = ag.Close()
+	}
+	if srv != nil {
+		srv.Stop()
+	}
+	if adopted > 0 {
+		stopAdopted(adopted)
+	}
+}

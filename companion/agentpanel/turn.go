@@ -1,0 +1,195 @@
+package agentpanel
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+)
+
+func (p *Panel) agentOrErr() (*agent.Agent, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ag == nil {
+		if p.starting {
+			return nil, refused("the agent is still starting")
+		}
+		return nil, refused("no agent: run agent/start first")
+	}
+	return p.ag, nil
+}
+
+func (p *Panel) prompt(text string, withContext bool) (any, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, invalid("text is required")
+	}
+	if _, err := p.agentOrErr(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	busy := p.running || len(p.pending) > 0
+	p.mu.Unlock()
+	if busy {
+		return nil, refused("the agent is busy: answer its pending request or cancel the turn first")
+	}
+	parts := a2a.ContentParts{a2a.TextPart{Text: text}}
+	if withContext {
+		c := contextText(p.opts.Context())
+		if c != "" {
+			parts = append(parts, a2a.TextPart{Text: c})
+		}
+		p.opts.Logf("agent panel: prompt sent with %d bytes of editor context", len(c))
+	}
+	p.emit(Event{Type: "user", Text: text})
+	p.enqueue(a2a.NewMessage(a2a.MessageRoleUser, parts...))
+	return map[string]any{}, nil
+}
+
+// enqueue sends msgs as the next turns, one after the other, each streamed
+// to its end. Messages get the current task and context ids when sent.
+func (p *Panel) enqueue(msgs ...*a2a.Message) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.queue = append(p.queue, msgs...)
+	if p.running || p.closed {
+		return
+	}
+	p.running = true
+	ctx, cancel := context.WithCancel(p.base)
+	p.cancelRun = cancel
+	p.wg.Add(1)
+	go p.run(ctx, cancel)
+}
+
+func (p *Panel) run(ctx context.Context, cancel context.CancelFunc) {
+	defer p.wg.Done()
+	defer cancel()
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 || ctx.Err() != nil || p.ag == nil {
+			p.running = false
+			p.queue = nil
+			p.mu.Unlock()
+			return
+		}
+		msg := p.queue[0]
+		p.queue = p.queue[1:]
+		if msg.TaskID == "" {
+			msg.TaskID = a2a.TaskID(p.taskID)
+		}
+		if msg.ContextID == "" {
+			msg.ContextID = p.contextID
+		}
+		ag := p.ag
+		p.mu.Unlock()
+		p.stream(ctx, ag, msg)
+	}
+}
+
+// stream runs one turn and forwards its events.
+func (p *Panel) stream(ctx context.Context, ag *agent.Agent, msg *a2a.Message) {
+	p.emit(Event{Type: "state", State: "working", TaskID: string(msg.TaskID), ContextID: msg.ContextID})
+	for u, err := range ag.Stream(ctx, msg) {
+		if err != nil {
+			if ctx.Err() == nil {
+				p.emitError("lost the agent mid-turn: %v", err)
+				p.emit(Event{Type: "state", State: "failed"})
+			}
+			return
+		}
+		p.apply(u)
+		if u.Final {
+			return
+		}
+	}
+	if ctx.Err() == nil {
+		p.emitError("%v", agent.ErrStreamEnded)
+		p.emit(Event{Type: "state", State: "failed"})
+	}
+}
+
+// apply forwards one event of the agent and keeps the panel's state.
+func (p *Panel) apply(u agent.Update) {
+	p.mu.Lock()
+	if u.TaskID != "" {
+		p.taskID = u.TaskID
+	}
+	if u.ContextID != "" {
+		p.contextID = u.ContextID
+	}
+	p.mu.Unlock()
+	switch {
+	case u.Tool != nil:
+		p.tool(u.Tool)
+	case u.Kind == agent.KindThought:
+		subject, desc, _ := strings.Cut(u.Text, ": ")
+		p.emit(Event{Type: "thought", Thought: &Thought{Subject: subject, Description: desc}})
+	case u.Kind == agent.KindText && u.Text != "":
+		p.emit(Event{Type: "text", Text: u.Text})
+	case u.Kind == agent.KindStateChange && u.Text != "" && !u.Final:
+		p.emit(Event{Type: "notice", Text: u.Text})
+	}
+	if u.Final {
+		p.turnEnded(u.State, u.Text)
+	}
+}
+
+func (p *Panel) turnEnded(state a2a.TaskState, text string) {
+	p.mu.Lock()
+	waiting := len(p.pending) > 0
+	taskID, contextID := p.taskID, p.contextID
+	if state == a2a.TaskStateCanceled || state == a2a.TaskStateFailed {
+		p.taskID = ""
+	}
+	p.mu.Unlock()
+	ev := Event{Type: "state", TaskState: string(state), TaskID: taskID, ContextID: contextID}
+	switch {
+	case state == a2a.TaskStateCanceled:
+		ev.State = "canceled"
+	case state == a2a.TaskStateFailed:
+		ev.State, ev.Text = "failed", text
+	case waiting:
+		ev.State = "waiting"
+	default:
+		ev.State = "idle"
+	}
+	p.emit(ev)
+}
+
+func (p *Panel) cancel() error {
+	ag, err := p.agentOrErr()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	taskID, cancelRun := p.taskID, p.cancelRun
+	p.queue = nil
+	p.mu.Unlock()
+	if taskID == "" {
+		return refused("nothing to cancel")
+	}
+	p.dropPending()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		ctx, cancel := context.WithTimeout(p.base, 15*time.Second)
+		defer cancel()
+		_, err := ag.Cancel(ctx, taskID)
+		if cancelRun != nil {
+			cancelRun()
+		}
+		p.mu.Lock()
+		if p.taskID == taskID {
+			p.taskID = ""
+		}
+		p.mu.Unlock()
+		if err != nil {
+			p.emitError("cancel: %v", err)
+		}
+		p.emit(Event{Type: "state", State: "canceled", TaskState: string(a2a.TaskStateCanceled), TaskID: taskID})
+	}()
+	return nil
+}

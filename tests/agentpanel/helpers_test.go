@@ -1,0 +1,140 @@
+// Package agentpanel tests the agent panel (docs/agent-panel.md) with real
+// parts: the real sidecar, Gemini CLI's real A2A server (pinned in
+// tests/a2a; `npm ci` there) whose model is the fake Gemini API on
+// 127.0.0.1, and real Neovim in tmux for the panel itself.
+package agentpanel
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// turnTimeout bounds one agent turn against the real server.
+const turnTimeout = 90 * time.Second
+
+// serverScript is the pinned A2A server's entry point.
+func serverScript(t testing.TB) string {
+	return filepath.Join(testkit.ModuleRoot(t), "tests", "a2a", "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs")
+}
+
+// needServer skips (or, under CI, fails) when node or the server is missing.
+func needServer(t testing.TB) {
+	t.Helper()
+	_, errNode := exec.LookPath("node")
+	_, errSrv := os.Stat(serverScript(t))
+	if errNode == nil && errSrv == nil {
+		return
+	}
+	msg := "needs node and Gemini CLI's A2A server: run (cd tests/a2a && npm ci)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// world is one sandbox: workspace, private HOME with Gemini settings, and
+// the fake Gemini API the server's model is.
+type world struct {
+	sb   *testkit.Sandbox
+	fake *fakegemini.Server
+}
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	needServer(t)
+	w := &world{sb: testkit.NewSandbox(t), fake: fakegemini.Start(t)}
+	if err := os.MkdirAll(filepath.Join(w.sb.Home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`
+	if err := os.WriteFile(filepath.Join(w.sb.Home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// env is the environment of the sidecar (and so of the server it starts).
+func (w *world) env() []string {
+	return testkit.WithEnv(w.sb.Env(), "HOME="+w.sb.Home, "USERPROFILE="+w.sb.Home, "GEMINI_API_KEY=dummy",
+		"GOOGLE_GEMINI_BASE_URL="+w.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
+}
+
+func (w *world) path(name string) string { return filepath.Join(w.sb.Workspace, name) }
+
+func (w *world) write(t testing.TB, name, content string) string {
+	t.Helper()
+	p := w.path(name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (w *world) read(t testing.TB, name string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(w.path(name))
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+// event is an agent/event as the tests read it.
+type event struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	State   string `json:"state"`
+	TaskID  string `json:"taskId"`
+	Replay  bool   `json:"replay"`
+	Command string `json:"command"`
+	Data    any    `json:"data"`
+	Agent   *struct {
+		URL     string `json:"url"`
+		PID     int    `json:"pid"`
+		Started bool   `json:"started"`
+		Context string `json:"context"`
+	} `json:"agent"`
+	Tool *struct {
+		ToolCallID          string `json:"toolCallId"`
+		Status              string `json:"status"`
+		ToolName            string `json:"toolName"`
+		DiffShown           bool   `json:"diffShown"`
+		DiffID              uint64 `json:"diffId"`
+		ConfirmationRequest *struct {
+			Options []struct {
+				ID string `json:"id"`
+			} `json:"options"`
+			ExecuteDetails  *struct{ Command string } `json:"executeDetails"`
+			FileEditDetails *struct {
+				FilePath   string  `json:"filePath"`
+				NewContent string  `json:"newContent"`
+				OldContent *string `json:"oldContent"`
+			} `json:"fileEditDetails"`
+		} `json:"confirmationRequest"`
+	} `json:"tool"`
+}
+
+func parseEvent(raw json.RawMessage) event {
+	var e event
+	_ = json.Unmarshal(raw, &e)
+	return e
+}
+
+// killPID kills process pid at once, as a crash would.
+func killPID(pid int) error {
+	pr, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return pr.Kill()
+}
