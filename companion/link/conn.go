@@ -84,10 +84,6 @@ type Option func(*Conn)
 // WithMaxLine sets the longest accepted line in bytes.
 func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
 
-// WithWriteTimeout sets how long a write may make no progress before it
-// fails with ErrStalled.
-func WithWriteTimeout(d time.Duration) Option { return func(c *Conn) { c.writeTimeout = d } }
-
 // WithProblems sets the function told about unusable lines.
 func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
 
