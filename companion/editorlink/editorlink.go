@@ -499,7 +499,7 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 		return fmt.Errorf("%s does not show diffs; review the change in Gemini CLI instead", name)
 	}
 	var res json.RawMessage
-	if err := el.conn.Call(ctx, protocol.MethodDiffOpen, req, &res); err != nil {
+	if err := el.conn.Call(ctx, protocol.MethodDiffOpen, diffOpenStream(req), &res); err != nil {
 		var rpcErr *link.Error
 		if errors.As(err, &rpcErr) {
 			return fmt.Errorf("the editor could not show the diff: %s", rpcErr.Message)
@@ -538,7 +538,7 @@ func (el *EditorLink) DiffState(st companion.DiffState) {
 	states := el.diffStates
 	el.mu.Unlock()
 	if states {
-		_ = el.conn.Notify(protocol.MethodDiffState, st)
+		_ = el.conn.Notify(protocol.MethodDiffState, diffStateStream(st))
 		return
 	}
 	if st.Message != "" {

@@ -1,15 +1,24 @@
-package protocol
+package editorlink
 
-import "github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+import (
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+)
 
-// The editor link writes these params field by field (link.ObjectStreamer):
+// diffOpenStream and diffStateStream are the params of diff/open and
+// diff/state as the link writes them: field by field (link.ObjectStreamer),
 // they carry whole files, which are then escaped straight into the link
 // instead of being built into one message in memory. Each writes exactly
 // what encoding/json writes for it (TestStreamedParamsMatchTheirJSON), so
 // a field added to the struct must be added here too.
 
+type (
+	diffOpenStream  protocol.DiffOpenParams
+	diffStateStream protocol.DiffStateParams
+)
+
 // StreamJSON implements link.ObjectStreamer.
-func (r DiffOpenParams) StreamJSON(o *link.Object) {
+func (r diffOpenStream) StreamJSON(o *link.Object) {
 	o.String("filePath", r.FilePath)
 	o.String("newContent", r.NewContent)
 	optionalString(o, "originalContent", r.OriginalContent, false)
@@ -29,7 +38,7 @@ func (r DiffOpenParams) StreamJSON(o *link.Object) {
 }
 
 // StreamJSON implements link.ObjectStreamer.
-func (st DiffStateParams) StreamJSON(o *link.Object) {
+func (st diffStateStream) StreamJSON(o *link.Object) {
 	o.String("filePath", st.FilePath)
 	o.Value("diffId", st.DiffID)
 	o.String("state", st.State)

@@ -1,4 +1,4 @@
-package companion
+package editorlink
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 type nopLinkHandler struct{}
@@ -34,25 +35,25 @@ func line(t *testing.T, params any) string {
 // struct but not to its StreamJSON fails here.
 func TestStreamedParamsMatchTheirJSON(t *testing.T) {
 	orig, disk, content := "old <text>\n\"quoted\"\u2028", "disk\x00\xff", "accepted & kept"
-	requests := []DiffRequest{
+	requests := []protocol.DiffOpenParams{
 		{FilePath: "/w/f.txt", NewContent: "new\n", Title: "f.txt ↔ proposed", DiffID: 1},
 		{FilePath: "/w/f.txt", NewContent: strings.Repeat("line\t\"x\"\n", 20000), OriginalContent: &orig,
 			UnifiedDiff: "--- a\n+++ b\n", Title: "t", DiffID: 1 << 60, Owner: "abc123", OutsideWorkspace: true,
 			Notice: "outside", Queued: 2},
 	}
-	type plainRequest DiffRequest
+
 	for _, r := range requests {
-		if got, want := line(t, r), line(t, plainRequest(r)); got != want {
+		if got, want := line(t, diffOpenStream(r)), line(t, r); got != want {
 			t.Fatalf("diff/open streamed:\n%.300s\nencoding/json:\n%.300s", got, want)
 		}
 	}
-	states := []DiffState{
-		{FilePath: "/w/f", DiffID: 3, State: StateQueued},
-		{FilePath: "/w/f", DiffID: 3, State: StateChangedOnDisk, Message: "m", DiskContent: &disk, UnifiedDiff: "d", Content: &content, Queued: 1},
+	states := []protocol.DiffStateParams{
+		{FilePath: "/w/f", DiffID: 3, State: protocol.StateQueued},
+		{FilePath: "/w/f", DiffID: 3, State: protocol.StateChangedOnDisk, Message: "m", DiskContent: &disk, UnifiedDiff: "d", Content: &content, Queued: 1},
 	}
-	type plainState DiffState
+
 	for _, st := range states {
-		if got, want := line(t, st), line(t, plainState(st)); got != want {
+		if got, want := line(t, diffStateStream(st)), line(t, st); got != want {
 			t.Fatalf("diff/state streamed:\n%s\nencoding/json:\n%s", got, want)
 		}
 	}
