@@ -1,0 +1,370 @@
+;;; gemini-companion-test.el --- ERT tests for gemini-companion -*- lexical-binding: t -*-
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; Run from the repository root:
+;;
+;;   GIC_BINARY=$PWD/bin/gemini-ide-companion-test-race \
+;;   GEMINI_COMPANION_TRANSCRIPTS=companion/protocol/transcripts:tests/emacs/transcripts \
+;;   emacs -Q --batch -L plugins/emacs -l plugins/emacs/test/gemini-companion-test.el \
+;;     -f ert-run-tests-batch-and-exit
+;;
+;; Tests that need the sidecar (GIC_BINARY) are skipped without it.  The
+;; transcript replay plays the sidecar inside Emacs: it feeds the
+;; package the sidecar's messages, performs the user's actions through
+;; the package's own commands, and checks every message the package sends.
+
+;;; Code:
+
+(require 'ert)
+(require 'json)
+(require 'gemini-companion)
+
+(defconst gemini-companion-test-timeout 20 "Seconds to wait for anything.")
+
+(defun gemini-companion-test-wait (what pred &optional timeout)
+  "Wait until PRED returns non-nil (describing WHAT) and return its value."
+  (let ((deadline (+ (float-time) (or timeout gemini-companion-test-timeout)))
+        (value nil))
+    (while (and (not (setq value (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (or value (ert-fail (format "waited %ss for %s" (or timeout gemini-companion-test-timeout) what)))))
+
+(defmacro gemini-companion-test-with-dir (var &rest body)
+  "Bind VAR to a new temporary directory (true name) around BODY."
+  (declare (indent 1))
+  `(let ((,var (file-name-as-directory (file-truename (make-temp-file "gct" t)))))
+     (unwind-protect (progn ,@body)
+       (delete-directory ,var t))))
+
+;;; Pure functions
+
+(ert-deftest gemini-companion-test-merge-text ()
+  "Hunks of a unified diff become smerge conflicts; accepting takes Gemini's side."
+  (let* ((orig "a\nb\nc\nd\n")
+         (unified "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n")
+         (merged (gemini-companion-diff-merge-text orig unified "current")))
+    (should (equal merged "a\n<<<<<<< current\nb\n=======\nB\n>>>>>>> proposed by Gemini\nc\nd\n"))
+    (with-temp-buffer
+      (insert merged)
+      (should (equal (gemini-companion-diff-content) "a\nB\nc\nd\n"))))
+  ;; Additions at the end, a file without a final newline, hunks far apart.
+  (let* ((orig "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12")
+         (unified (concat "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-1\n+one\n 2\n 3\n"
+                          "@@ -10,3 +10,4 @@\n 10\n 11\n-12\n\\ No newline at end of file\n+12\n+13\n"))
+         (merged (gemini-companion-diff-merge-text orig unified "current")))
+    (with-temp-buffer
+      (insert merged)
+      (should (equal (gemini-companion-diff-content)
+                     "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n"))))
+  ;; A diff that does not fit the text is refused, not misapplied.
+  (should-not (gemini-companion-diff-merge-text "a\n" "@@ -5,1 +5,1 @@\n-x\n+y\n" "current")))
+
+(ert-deftest gemini-companion-test-clip-and-columns ()
+  "Selections are cut at a UTF-8 character boundary; columns count UTF-16 units."
+  (should (equal (gemini-companion-context-clip "héllo" 3) "hé"))
+  (should (equal (gemini-companion-context-clip "h😀" 3) "h"))
+  (should (equal (gemini-companion-context-clip "abc" 10) "abc"))
+  (should (= (gemini-companion-context-utf16-column "a😀b") 4)))
+
+;;; Transcript replay: this package against the sidecar's side of a transcript
+
+(defclass gemini-companion-test-conn (jsonrpc-connection)
+  ((sent :initform nil :accessor gemini-companion-test-sent))
+  "A connection whose other end is the replayer.")
+
+(cl-defmethod jsonrpc-connection-send ((conn gemini-companion-test-conn) &rest args)
+  "Record the message ARGS the package sends on CONN, as JSON text."
+  (let ((method (plist-get args :method)))
+    (when (symbolp method)
+      (setq args (plist-put args :method (symbol-name method)))))
+  (let ((json (json-serialize (append '(:jsonrpc "2.0") args) :null-object nil :false-object :json-false)))
+    (setf (gemini-companion-test-sent conn)
+          (append (gemini-companion-test-sent conn) (list json)))))
+
+(cl-defmethod jsonrpc-running-p ((_conn gemini-companion-test-conn)) t)
+
+(defvar gemini-companion-test--conn nil "The replay's connection.")
+(defvar gemini-companion-test--on-shutdown nil)
+
+(defun gemini-companion-test--parse (json)
+  "JSON text as alists, with :null and :false kept."
+  (json-parse-string json :object-type 'alist :array-type 'array :null-object :null :false-object :false))
+
+(defun gemini-companion-test--match (want got ids)
+  "Whether GOT matches transcript value WANT; IDS maps transcript ids to real ones."
+  (cond
+   ((equal want "<any>") t)
+   ((equal want "<string>") (stringp got))
+   ((equal want "<number>") (numberp got))
+   ((equal want "<id>") (or (numberp got) (stringp got)))
+   ((and (consp want) (consp (car want)) (symbolp (caar want)))
+    (and (listp got)
+         (cl-every (lambda (kv)
+                     (let ((cell (assq (car kv) got)))
+                       (and cell
+                            (if (eq (car kv) 'id)
+                                (let ((mapped (assoc (cdr kv) ids)))
+                                  (if mapped (equal (cdr mapped) (cdr cell))
+                                    (gemini-companion-test--match (cdr kv) (cdr cell) ids)))
+                              (gemini-companion-test--match (cdr kv) (cdr cell) ids)))))
+                   want)))
+   ((null want) (listp got))            ; {} matches any object
+   ((and (vectorp want) (vectorp got))
+    (and (= (length want) (length got))
+         (cl-every (lambda (pair) (gemini-companion-test--match (car pair) (cdr pair) ids))
+                   (cl-mapcar #'cons want got))))
+   (t (equal want got))))
+
+(defun gemini-companion-test--subst (text vars)
+  "TEXT with each ${NAME} of VARS (alist of NAME . PATH) replaced, JSON-escaped."
+  (dolist (v vars text)
+    (let ((escaped (substring (json-serialize (cdr v)) 1 -1)))
+      (setq text (string-replace (format "${%s}" (car v)) escaped text)))))
+
+(defun gemini-companion-test--prod (msg vars)
+  "Make the package send plugin message MSG (an alist) through its own code."
+  (let* ((method (alist-get 'method msg))
+         (params (alist-get 'params msg))
+         (path (and (listp params) (alist-get 'path params))))
+    (pcase method
+      ((or "context/fileFocused" "context/selectionChanged")
+       (when (stringp path)
+         (unless (file-exists-p path) (write-region "line one\nline two\nline three\n" nil path))
+         (switch-to-buffer (find-file-noselect path))
+         (deactivate-mark)
+         (let ((cursor (alist-get 'cursor params)))
+           (when (listp cursor)
+             (goto-char (point-min))
+             (forward-line (1- (or (alist-get 'line cursor) 1)))
+             (forward-char (min (1- (or (alist-get 'character cursor) 1))
+                                (- (line-end-position) (point))))))
+         (let ((sel (alist-get 'selectedText params)))
+           (when (and (stringp sel) (search-backward sel nil t))
+             (set-mark (point)) (goto-char (+ (point) (length sel))) (activate-mark)))
+         (gemini-companion-context-flush)))
+      ("context/fileClosed"
+       (let ((b (find-buffer-visiting path))) (when b (kill-buffer b))))
+      ("terminal/env" (gemini-companion-link-terminal-env #'ignore))
+      ((guard (and (stringp method) (alist-get 'id msg)))
+       (gemini-companion-link-request method (gemini-companion-test--to-plist params vars) #'ignore))
+      ((guard (stringp method))
+       (gemini-companion-link-notify method (gemini-companion-test--to-plist params vars))))))
+
+(defun gemini-companion-test--to-plist (value _vars)
+  "VALUE (parsed alists) as the plists jsonrpc uses."
+  (if (or (null value) (eq value :null))
+      nil
+    (json-parse-string (json-serialize value :null-object :null :false-object :false)
+                       :object-type 'plist :null-object nil :false-object :json-false)))
+
+(defun gemini-companion-test--user (action)
+  "Perform the user's ACTION (an alist) through the package's commands."
+  (let* ((what (alist-get 'action action))
+         (buffer (or (car (delq nil (mapcar #'gemini-companion-diff-buffer (gemini-companion-diff-views))))
+                     (ert-fail (format "user %s: no proposal is open" what)))))
+    (with-current-buffer buffer
+      (pcase what
+        ("accept" (gemini-companion-accept))
+        ("reject" (gemini-companion-reject))
+        ("edit" (let ((inhibit-read-only t))
+                  (erase-buffer) (insert (alist-get 'content action))))
+        ("close" (kill-buffer buffer))
+        ("acceptOverDiskChange" (gemini-companion-accept)
+         (when (buffer-live-p buffer) (gemini-companion-accept)))
+        (_ (ert-fail (format "unknown user action %s" what)))))))
+
+(defun gemini-companion-test--connect (_name _command)
+  "Make the replay's connection (replaces `gemini-companion-link--connect')."
+  (setq gemini-companion-test--conn
+        (gemini-companion-test-conn
+         :name "replay"
+         :events-buffer-scrollback-size 0
+         :request-dispatcher (gemini-companion-link--dispatch 'request)
+         :notification-dispatcher (gemini-companion-link--dispatch 'notification)))
+  (setq gemini-companion-link--proc nil)
+  gemini-companion-test--conn)
+
+(defun gemini-companion-test-replay (file)
+  "Replay transcript FILE against the package; fail on the first mismatch."
+  (gemini-companion-test-with-dir dir
+    (let* ((vars `(("workspace" . ,(directory-file-name dir))
+                   ("file" . ,(concat dir "file.txt"))
+                   ("file2" . ,(concat dir "file2.txt"))
+                   ("file3" . ,(concat dir "file3.txt"))))
+           (gemini-companion-link-connect-function #'gemini-companion-test--connect)
+           ;; Never run: the connection above stands in for the process.
+           (gemini-companion-sidecar-program (executable-find "true"))
+           (gemini-companion-link-workspace-function (lambda () (list (directory-file-name dir))))
+           (gemini-companion-context-delay 3600)
+           (default-directory dir)
+           (ids nil) (consumed 0) (last-request-id nil) (next-id 9000) (n 0)
+           (lines (with-temp-buffer
+                    (insert-file-contents file)
+                    (split-string (buffer-string) "\n" t "[ \t\r]+"))))
+      (gemini-companion-context-enable t)
+      (unwind-protect
+          (dolist (line lines)
+            (setq n (1+ n))
+            (let* ((entry (gemini-companion-test--parse (gemini-companion-test--subst line vars)))
+                   (who (caar entry)) (msg (cdar entry))
+                   (where (format "%s line %d" (file-name-nondirectory file) n)))
+              (pcase who
+                ('comment nil)
+                ('cli nil)
+                ('plugin
+                 ;; Prod the package unless it sends this message by itself
+                 ;; (replies, decisions, initialize, shutdown).
+                 (let ((method (alist-get 'method msg)))
+                   (cond ((and (null method) (alist-get 'id msg)) nil)
+                         ((member method '("initialize" "diff/accepted" "diff/rejected")) nil)
+                         ((equal method "shutdown") (gemini-companion-link-stop))
+                         (t (gemini-companion-test--prod msg vars))))
+                 (when (equal (alist-get 'method msg) "initialize")
+                   (unless gemini-companion-test--conn (gemini-companion-link-start)))
+                 (let ((found
+                        (gemini-companion-test-wait
+                         (format "%s: the package to send %s; it sent %S (last match at %d)" where line
+                                 (and gemini-companion-test--conn
+                                      (gemini-companion-test-sent gemini-companion-test--conn))
+                                 consumed)
+                         (lambda ()
+                           (let ((sent (and gemini-companion-test--conn
+                                            (gemini-companion-test-sent gemini-companion-test--conn)))
+                                 (i consumed) (hit nil))
+                             (while (and (not hit) (< i (length sent)))
+                               (let ((got (gemini-companion-test--parse (nth i sent))))
+                                 (when (gemini-companion-test--match msg got ids)
+                                   (setq hit (cons i got))))
+                               (setq i (1+ i)))
+                             hit))
+                         5)))
+                   (setq consumed (1+ (car found)))
+                   (let ((want-id (alist-get 'id msg)) (got-id (alist-get 'id (cdr found))))
+                     (when (and want-id (alist-get 'method msg))
+                       (setq last-request-id got-id)
+                       (unless (equal want-id "<id>") (push (cons want-id got-id) ids))))))
+                ('sidecar
+                 (let* ((id (alist-get 'id msg))
+                        (real (cond ((null id) nil)
+                                    ((alist-get 'method msg)
+                                     (let ((mine (cl-incf next-id))) (push (cons id mine) ids) mine))
+                                    ((assoc id ids) (cdr (assoc id ids)))
+                                    (t last-request-id)))
+                        (out (if real (cons (cons 'id real) (assq-delete-all 'id (copy-sequence msg))) msg)))
+                   (with-temp-buffer
+                     (jsonrpc-connection-receive
+                      gemini-companion-test--conn
+                      (gemini-companion-test--to-plist out vars)))))
+                ('user (gemini-companion-test--user msg))
+                ('restart
+                 (let ((conn gemini-companion-test--conn))
+                   (setq gemini-companion-test--conn nil consumed 0)
+                   (gemini-companion-link--on-exit conn)))
+                (_ (ert-fail (format "%s: unknown actor %s" where who))))))
+        (gemini-companion-context-enable nil)
+        (when (and gemini-companion-test--conn
+                   (eq gemini-companion-test--conn gemini-companion-link--conn))
+          (setq gemini-companion-link--state 'stopping)
+          (gemini-companion-link--on-exit gemini-companion-test--conn))
+        (setq gemini-companion-test--conn nil)
+        (dolist (b (buffer-list))
+          (when (or (buffer-local-value 'gemini-companion-diff--view b)
+                    (string-prefix-p dir (or (buffer-file-name b) "")))
+            (with-current-buffer b (set-buffer-modified-p nil))
+            (let ((kill-buffer-hook nil)) (kill-buffer b))))
+        (clrhash gemini-companion-diff--views)))))
+
+(defun gemini-companion-test-transcripts ()
+  "The transcript files named by GEMINI_COMPANION_TRANSCRIPTS (folders)."
+  (let ((dirs (split-string (or (getenv "GEMINI_COMPANION_TRANSCRIPTS") "") path-separator t)))
+    (cl-loop for d in dirs
+             when (file-directory-p d)
+             append (directory-files d t "\\.jsonl\\'"))))
+
+(ert-deftest gemini-companion-test-replay-transcripts ()
+  "Every transcript replays: the package sends what a plugin must send."
+  (let ((files (gemini-companion-test-transcripts)))
+    (unless files (ert-skip "GEMINI_COMPANION_TRANSCRIPTS names no transcripts"))
+    (dolist (f files)
+      (message "replaying %s" f)
+      (gemini-companion-test-replay f))))
+
+;;; Against the real sidecar
+
+(defun gemini-companion-test-binary ()
+  "The sidecar binary under test, or skip."
+  (let ((bin (getenv "GIC_BINARY")))
+    (unless (and bin (file-executable-p bin)) (ert-skip "GIC_BINARY is not set"))
+    bin))
+
+(defmacro gemini-companion-test-with-sidecar (dir &rest body)
+  "Run BODY with the package on, its sidecar started in temporary DIR."
+  (declare (indent 1))
+  `(gemini-companion-test-with-dir ,dir
+     (let* ((gemini-companion-sidecar-program (gemini-companion-test-binary))
+            (process-environment (cons (concat "TMPDIR=" ,dir) process-environment))
+            (gemini-companion-workspace-function (lambda () (list (directory-file-name ,dir))))
+            (default-directory ,dir)
+            (warning-minimum-log-level :emergency))
+       (unwind-protect
+           (progn
+             (gemini-companion-mode 1)
+             (gemini-companion-test-wait "the sidecar to start" #'gemini-companion-link-running-p)
+             ,@body)
+         (gemini-companion-mode -1)
+         (gemini-companion-link-stop t)))))
+
+(ert-deftest gemini-companion-test-sidecar-v2-handshake ()
+  "The package speaks editor link v2 with LSP framing to the real sidecar."
+  (gemini-companion-test-with-sidecar dir
+    (let ((info (gemini-companion-link-info)))
+      (should (equal (plist-get info :protocolVersion) 2))
+      (should (file-exists-p (plist-get info :discoveryFile)))
+      (should (plist-get (plist-get info :policy) :restart))
+      (let ((st (gemini-companion-link-request-sync "status/get" nil 5)))
+        (should (equal (append (plist-get st :workspaceFolders) nil) (list (directory-file-name dir))))))
+    (let ((env nil))
+      (gemini-companion-link-terminal-env (lambda (e) (setq env (or e '("none")))))
+      (gemini-companion-test-wait "terminal/env" (lambda () env))
+      (should (member (format "GEMINI_CLI_IDE_SERVER_PORT=%s" (plist-get (gemini-companion-link-info) :port)) env)))
+    (should (string-match-p "\\`Gemini: " (gemini-companion-status-text)))))
+
+(ert-deftest gemini-companion-test-sidecar-shutdown-removes-discovery ()
+  "Turning the mode off stops the sidecar, which removes its discovery file."
+  (gemini-companion-test-with-sidecar _dir
+    (let ((file (plist-get (gemini-companion-link-info) :discoveryFile))
+          (proc gemini-companion-link--proc))
+      (gemini-companion-mode -1)
+      (gemini-companion-test-wait "the sidecar to exit" (lambda () (not (process-live-p proc))))
+      (should (eq (gemini-companion-link-state) 'stopped))
+      (should-not (file-exists-p file)))))
+
+(ert-deftest gemini-companion-test-sidecar-restarts-per-policy ()
+  "A sidecar that dies is restarted after the policy's delay, with the texts it sent."
+  (gemini-companion-test-with-sidecar _dir
+    (let ((first gemini-companion-link--proc)
+          (messages nil))
+      (cl-letf (((symbol-function 'gemini-companion-link-message)
+                 (lambda (_level text) (push text messages))))
+        (signal-process first 'SIGKILL)
+        (gemini-companion-test-wait "a restart"
+                                    (lambda () (and (gemini-companion-link-running-p)
+                                                    (not (eq gemini-companion-link--proc first)))))
+        (gemini-companion-test-wait "the restarted message"
+                                    (lambda () (cl-some (lambda (m) (string-match-p "restarted" m)) messages))))
+      (should (cl-some (lambda (m) (string-match-p "exited (.*); restarting it" m)) messages))
+      (should (file-exists-p (plist-get (gemini-companion-link-info) :discoveryFile))))))
+
+(ert-deftest gemini-companion-test-sidecar-missing ()
+  "A sidecar that cannot be found is reported, and nothing runs."
+  (let ((gemini-companion-sidecar-program "/nonexistent/gemini-ide-companion")
+        (err nil))
+    (gemini-companion-link-start (lambda (e) (setq err e)))
+    (should (string-match-p "cannot find /nonexistent/gemini-ide-companion" err))
+    (should (eq (gemini-companion-link-state) 'stopped))))
+
+(provide 'gemini-companion-test)
+;;; gemini-companion-test.el ends here
