@@ -31,8 +31,9 @@
 
 (defcustom gemini-companion-sidecar-program "gemini-ide-companion"
   "The gemini-ide-companion executable to run.
-A name looked up in variable `exec-path', or an absolute file name.  When it is a bare name and
-a binary was built into this package's bin/ folder, that one is used."
+A name looked up in variable `exec-path', or an absolute file name.
+When it is the bare default name and a binary was built into this
+package's bin/ folder, that one is used."
   :type 'string)
 
 (defcustom gemini-companion-sidecar-args nil
@@ -58,7 +59,7 @@ The argument is t once the sidecar is ready, nil when it stopped.")
      :restarted "gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable."))
   "The policy used until the sidecar sends its own (editor link v2).")
 
-(defvar gemini-companion-link--conn nil "The live `jsonrpc-process-connection', or nil.")
+(defvar gemini-companion-link--conn nil "The live connection to the sidecar, or nil.")
 (defvar gemini-companion-link--proc nil "The sidecar process, or nil.")
 (defvar gemini-companion-link--state 'stopped
   "One of `stopped', `starting', `running', `stopping'.")
@@ -187,7 +188,7 @@ Signal an error when it fails."
                               method (error-message-string err))))))))))
 
 (defun gemini-companion-link--connect (name command)
-  "Start COMMAND and return a `jsonrpc-process-connection' called NAME."
+  "Start COMMAND and return a process connection called NAME."
   (let ((stderr (make-pipe-process
                  :name (concat name " stderr") :noquery t
                  :filter (lambda (_proc text)
