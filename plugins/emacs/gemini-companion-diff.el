@@ -33,7 +33,7 @@
 
 (defvar-local gemini-companion-diff--view nil
   "The proposal shown in this buffer, a plist.
-Keys: :path :diff-id :owner :queued :disk :orphaned :outside
+Keys: :path :diff-id :origin :owner :queued :disk :orphaned :outside
 :confirmed :new-file :no-final-newline :done.")
 
 (defvar gemini-companion-proposal-mode-map
@@ -169,12 +169,13 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
   "Show the proposal of a `diff/open' request's PARAMS; return its buffer."
   (let* ((path (plist-get params :filePath))
          (old (gemini-companion-diff-buffer path))
+         (origin (selected-window))
          (buffer (generate-new-buffer (format "*Gemini proposal: %s*" (file-name-nondirectory path)))))
     (when old (gemini-companion-diff--teardown old))
     (with-current-buffer buffer
       (gemini-companion-diff--mode-for path)
       (setq gemini-companion-diff--view
-            (list :path path :diff-id (plist-get params :diffId)
+            (list :path path :diff-id (plist-get params :diffId) :origin origin
                   :owner (plist-get params :owner) :queued (plist-get params :queued)
                   :outside (eq (plist-get params :outsideWorkspace) t)
                   :new-file (null (plist-get params :originalContent))
@@ -204,8 +205,14 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
       (let ((path (gemini-companion-diff--get :path)))
         (when (eq (gethash path gemini-companion-diff--views) buffer)
           (remhash path gemini-companion-diff--views))))
-    (dolist (window (get-buffer-window-list buffer nil t))
-      (ignore-errors (quit-window nil window)))
+    (let ((origin (buffer-local-value 'gemini-companion-diff--view buffer))
+          (was-here (eq (window-buffer (selected-window)) buffer)))
+      (setq origin (plist-get origin :origin))
+      (dolist (window (get-buffer-window-list buffer nil t))
+        (ignore-errors (quit-window nil window)))
+      ;; Back to where the user was, e.g. Gemini CLI's terminal.
+      (when (and was-here (window-live-p origin))
+        (select-window origin)))
     (let ((kill-buffer-query-functions nil))
       (kill-buffer buffer))))
 

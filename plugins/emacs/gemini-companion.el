@@ -39,6 +39,7 @@
 (declare-function eat "ext:eat" (&optional program arg))
 (declare-function term-mode "term" ())
 (declare-function term-char-mode "term" ())
+(declare-function term-set-escape-char "term" (key))
 (defvar vterm-shell)
 (defvar eat-buffer-name)
 
@@ -70,7 +71,9 @@
 (defun gemini-companion-status-text ()
   "The status text the sidecar composed, or what the companion is doing."
   (pcase (gemini-companion-link-state)
-    ('running (or (plist-get gemini-companion--status :text) "Gemini: no CLI connected"))
+    ('running (or (plist-get gemini-companion--status :text)
+                  ;; A sidecar older than editor link v2 sends no text.
+                  (format "Gemini: %d CLI" (or (plist-get gemini-companion--status :connectedClients) 0))))
     ('starting "Gemini: starting")
     (_ "Gemini: off")))
 
@@ -140,17 +143,20 @@ Gemini CLI connected to it."
             ('vterm
              (require 'vterm)
              (let ((vterm-shell (mapconcat #'shell-quote-argument command " ")))
-               (vterm name)))
+               (pop-to-buffer (save-window-excursion (vterm name)))))
             ('eat
              (require 'eat)
              (let ((eat-buffer-name name))
-               (eat (mapconcat #'shell-quote-argument command " ") t)))
+               (pop-to-buffer
+                (save-window-excursion (eat (mapconcat #'shell-quote-argument command " ") t)))))
             (_
              (require 'term)
              (let ((b (apply #'make-term "gemini-cli" (car command) nil (cdr command))))
                (with-current-buffer b
                  (term-mode)
-                 (term-char-mode))
+                 (term-char-mode)
+                 ;; As in `ansi-term': C-x, not C-c, leaves the terminal.
+                 (term-set-escape-char ?\C-x))
                (pop-to-buffer b)
                b)))))
     (setq gemini-companion--cli-buffer buffer)
