@@ -235,26 +235,39 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
       (buffer-string))))
 
 (defun gemini-companion-diff--reload-when-written (path)
-  "Revert the unmodified buffers of PATH once Gemini CLI has written it."
-  (let* ((stamp (lambda () (file-attribute-modification-time (file-attributes path))))
-         (before (funcall stamp))
+  "Revert the unmodified buffers of PATH as Gemini CLI writes it.
+Watches for 30 seconds, and for 3 seconds after the last change (a
+write may come in several steps: truncate, then write)."
+  (let* ((stamp (lambda () (let ((a (file-attributes path)))
+                              (list (file-attribute-modification-time a) (file-attribute-size a)))))
+         (previous (funcall stamp))
+         (start previous)
          (deadline (+ (float-time) 30))
+         (warned nil)
+         (changed nil)
          (timer nil))
     (setq timer
           (run-with-timer
-           0.1 0.1
+           0.05 0.05
            (lambda ()
-             (when (or (not (equal (funcall stamp) before)) (> (float-time) deadline))
-               (cancel-timer timer)
-               (dolist (b (buffer-list))
-                 (when (and (buffer-file-name b)
-                            (equal (ignore-errors (file-truename (buffer-file-name b))) path))
-                   (with-current-buffer b
-                     (if (buffer-modified-p)
-                         (message "%s was changed by Gemini CLI but has unsaved changes here"
-                                  (file-name-nondirectory path))
-                       (unless (verify-visited-file-modtime b)
-                         (revert-buffer t t t))))))))))))
+             (let ((now (funcall stamp)))
+               ;; The same on two looks in a row: this write is over.
+               (when (and (equal now previous) (not (equal now start)))
+                 (dolist (b (buffer-list))
+                   (when (and (buffer-file-name b)
+                              (equal (ignore-errors (file-truename (buffer-file-name b))) path)
+                              (not (verify-visited-file-modtime b)))
+                     (with-current-buffer b
+                       (cond ((not (buffer-modified-p)) (revert-buffer t t t))
+                             ((not warned)
+                              (setq warned t)
+                              (message "%s was changed by Gemini CLI but has unsaved changes here"
+                                       (file-name-nondirectory path))))))))
+               (unless (equal now previous) (setq changed (float-time)))
+               (setq previous now)
+               (when (or (> (float-time) deadline)
+                         (and changed (> (- (float-time) changed) 3)))
+                 (cancel-timer timer))))))))
 
 (defun gemini-companion-diff--decide (buffer accepted)
   "Send the user's decision on proposal BUFFER (ACCEPTED or not) and close it."

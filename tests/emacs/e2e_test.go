@@ -108,7 +108,10 @@ func (e *Emacs) WaitEval(t testing.TB, what, expr string, timeout time.Duration)
 		time.Sleep(50 * time.Millisecond)
 		return false
 	}) {
-		t.Fatalf("waited %v for %s: %s gives %q (%v)\nscreen:\n%s\nsidecar log tail:\n%s", timeout, what, expr, out, err, e.pane.Screen(), tail(e.log))
+		state, _ := e.eval(`(list :views (gemini-companion-diff-views) :selected (buffer-name (window-buffer (selected-window)))
+  :windows (mapcar (lambda (w) (buffer-name (window-buffer w))) (window-list))
+  :messages (with-current-buffer "*Messages*" (buffer-substring (max (point-min) (- (point-max) 1500)) (point-max))))`)
+		t.Fatalf("waited %v for %s: %s gives %q (%v)\nEmacs: %s\nscreen:\n%s\nsidecar log tail:\n%s", timeout, what, expr, out, err, state, e.pane.Screen(), tail(e.log))
 	}
 }
 
@@ -307,7 +310,8 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	if exited, _, _ := em.pane.Exited(); !exited {
 		em.pane.Type(t, "yes")
 	}
-	if code := em.pane.WaitExit(t, waitTimeout); code != 0 {
+	// tmux sometimes cannot tell a dead pane's status (UnknownStatus).
+	if code := em.pane.WaitExit(t, waitTimeout); code != 0 && code != tmuxdrive.UnknownStatus {
 		t.Errorf("Emacs exited with %d", code)
 	}
 	if !testkit.Poll(waitTimeout, func() bool {
