@@ -93,30 +93,50 @@
   "JSON text as alists, with :null and :false kept."
   (json-parse-string json :object-type 'alist :array-type 'array :null-object :null :false-object :false))
 
-(defun gemini-companion-test--match (want got ids)
-  "Whether GOT matches transcript value WANT; IDS maps transcript ids to real ones."
+(defvar gemini-companion-test--captures nil
+  "Key -> value last matched by a placeholder (alist), for lines sent later.")
+
+(defun gemini-companion-test--placeholder-p (v)
+  "Non-nil when V is a transcript placeholder."
+  (member v '("<any>" "<string>" "<number>" "<id>")))
+
+(defun gemini-companion-test--match (want got &optional key caps)
+  "Whether GOT matches transcript value WANT (under KEY).
+CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
   (cond
-   ((equal want "<any>") t)
-   ((equal want "<string>") (stringp got))
-   ((equal want "<number>") (numberp got))
-   ((equal want "<id>") (or (numberp got) (stringp got)))
+   ((gemini-companion-test--placeholder-p want)
+    (and (pcase want
+           ("<any>" t)
+           ("<string>" (stringp got))
+           ("<number>" (numberp got))
+           ("<id>" (or (numberp got) (stringp got))))
+         (progn (when (and caps key) (push (cons key got) (car caps))) t)))
    ((and (consp want) (consp (car want)) (symbolp (caar want)))
     (and (listp got)
          (cl-every (lambda (kv)
                      (let ((cell (assq (car kv) got)))
-                       (and cell
-                            (if (eq (car kv) 'id)
-                                (let ((mapped (assoc (cdr kv) ids)))
-                                  (if mapped (equal (cdr mapped) (cdr cell))
-                                    (gemini-companion-test--match (cdr kv) (cdr cell) ids)))
-                              (gemini-companion-test--match (cdr kv) (cdr cell) ids)))))
+                       (and cell (gemini-companion-test--match (cdr kv) (cdr cell) (car kv) caps))))
                    want)))
    ((null want) (listp got))            ; {} matches any object
    ((and (vectorp want) (vectorp got))
     (and (= (length want) (length got))
-         (cl-every (lambda (pair) (gemini-companion-test--match (car pair) (cdr pair) ids))
+         (cl-every (lambda (pair) (gemini-companion-test--match (car pair) (cdr pair) key caps))
                    (cl-mapcar #'cons want got))))
    (t (equal want got))))
+
+(defun gemini-companion-test--fill (value &optional key)
+  "VALUE (a sidecar line) with its placeholders filled in, under KEY."
+  (cond
+   ((gemini-companion-test--placeholder-p value)
+    (let ((cap (assq key gemini-companion-test--captures)))
+      (cond (cap (cdr cap))
+            ((equal value "<number>") 1)
+            ((equal value "<string>") "x")
+            (t :null))))
+   ((and (consp value) (consp (car value)) (symbolp (caar value)))
+    (mapcar (lambda (kv) (cons (car kv) (gemini-companion-test--fill (cdr kv) (car kv)))) value))
+   ((vectorp value) (vconcat (mapcar (lambda (v) (gemini-companion-test--fill v key)) value)))
+   (t value)))
 
 (defun gemini-companion-test--subst (text vars)
   "TEXT with each ${NAME} of VARS (alist of NAME . PATH) replaced, JSON-escaped."
@@ -200,10 +220,13 @@
            (gemini-companion-link-workspace-function (lambda () (list (directory-file-name dir))))
            (gemini-companion-context-delay 3600)
            (default-directory dir)
-           (ids nil) (consumed 0) (last-request-id nil) (next-id 9000) (n 0)
+           (ids nil) (consumed 0) (next-id 9000) (n 0)
+           (plugin-pending nil) (sidecar-pending nil)
+           (gemini-companion-test--captures nil)
            (lines (with-temp-buffer
                     (insert-file-contents file)
                     (split-string (buffer-string) "\n" t "[ \t\r]+"))))
+      (write-region "one\ntwo\nthree\n" nil (cdr (assoc "file" vars)))
       (gemini-companion-context-enable t)
       (unwind-protect
           (dolist (line lines)
@@ -224,36 +247,55 @@
                          (t (gemini-companion-test--prod msg vars))))
                  (when (equal (alist-get 'method msg) "initialize")
                    (unless gemini-companion-test--conn (gemini-companion-link-start)))
-                 (let ((found
-                        (gemini-companion-test-wait
-                         (format "%s: the package to send %s; it sent %S (last match at %d)" where line
-                                 (and gemini-companion-test--conn
-                                      (gemini-companion-test-sent gemini-companion-test--conn))
-                                 consumed)
-                         (lambda ()
-                           (let ((sent (and gemini-companion-test--conn
-                                            (gemini-companion-test-sent gemini-companion-test--conn)))
-                                 (i consumed) (hit nil))
-                             (while (and (not hit) (< i (length sent)))
-                               (let ((got (gemini-companion-test--parse (nth i sent))))
-                                 (when (gemini-companion-test--match msg got ids)
-                                   (setq hit (cons i got))))
-                               (setq i (1+ i)))
-                             hit))
-                         5)))
+                 (let* ((want-id (alist-get 'id msg))
+                        (request (alist-get 'method msg))
+                        ;; A reply carries the id of the earliest unanswered
+                        ;; request of the replayer (or the one a literal id names).
+                        (expect-id (and want-id (not request)
+                                        (if (equal want-id "<id>") (car sidecar-pending)
+                                          (cdr (assoc want-id ids)))))
+                        (body (assq-delete-all 'id (copy-sequence msg)))
+                        (found
+                         (gemini-companion-test-wait
+                          (format "%s: the package to send %s; it sent %S (last match at %d)" where line
+                                  (and gemini-companion-test--conn
+                                       (gemini-companion-test-sent gemini-companion-test--conn))
+                                  consumed)
+                          (lambda ()
+                            (let ((sent (and gemini-companion-test--conn
+                                             (gemini-companion-test-sent gemini-companion-test--conn)))
+                                  (i consumed) (hit nil))
+                              (while (and (not hit) (< i (length sent)))
+                                (let ((got (gemini-companion-test--parse (nth i sent)))
+                                      (caps (list nil)))
+                                  (when (and (eq (null want-id) (null (assq 'id got)))
+                                             (or (not expect-id) (equal expect-id (alist-get 'id got)))
+                                             (gemini-companion-test--match body got nil caps))
+                                    (setq gemini-companion-test--captures
+                                          (append (car caps) gemini-companion-test--captures))
+                                    (setq hit (cons i got))))
+                                (setq i (1+ i)))
+                              hit))
+                          5))
+                        (got-id (alist-get 'id (cdr found))))
                    (setq consumed (1+ (car found)))
-                   (let ((want-id (alist-get 'id msg)) (got-id (alist-get 'id (cdr found))))
-                     (when (and want-id (alist-get 'method msg))
-                       (setq last-request-id got-id)
-                       (unless (equal want-id "<id>") (push (cons want-id got-id) ids))))))
+                   (cond (request
+                          (when want-id
+                            (setq plugin-pending (append plugin-pending (list got-id)))
+                            (unless (equal want-id "<id>") (push (cons want-id got-id) ids))))
+                         (want-id (setq sidecar-pending (delete got-id sidecar-pending))))))
                 ('sidecar
                  (let* ((id (alist-get 'id msg))
                         (real (cond ((null id) nil)
                                     ((alist-get 'method msg)
-                                     (let ((mine (cl-incf next-id))) (push (cons id mine) ids) mine))
-                                    ((assoc id ids) (cdr (assoc id ids)))
-                                    (t last-request-id)))
-                        (out (if real (cons (cons 'id real) (assq-delete-all 'id (copy-sequence msg))) msg)))
+                                     (let ((mine (cl-incf next-id)))
+                                       (setq sidecar-pending (append sidecar-pending (list mine)))
+                                       (unless (equal id "<id>") (push (cons id mine) ids))
+                                       mine))
+                                    ((and (not (equal id "<id>")) (assoc id ids)) (cdr (assoc id ids)))
+                                    (t (pop plugin-pending))))
+                        (filled (gemini-companion-test--fill (assq-delete-all 'id (copy-sequence msg))))
+                        (out (if real (cons (cons 'id real) filled) filled)))
                    (with-temp-buffer
                      (jsonrpc-connection-receive
                       gemini-companion-test--conn
@@ -261,7 +303,7 @@
                 ('user (gemini-companion-test--user msg))
                 ('restart
                  (let ((conn gemini-companion-test--conn))
-                   (setq gemini-companion-test--conn nil consumed 0)
+                   (setq gemini-companion-test--conn nil consumed 0 plugin-pending nil sidecar-pending nil)
                    (gemini-companion-link--on-exit conn)))
                 (_ (ert-fail (format "%s: unknown actor %s" where who))))))
         (gemini-companion-context-enable nil)
@@ -282,7 +324,9 @@
   (let ((dirs (split-string (or (getenv "GEMINI_COMPANION_TRANSCRIPTS") "") path-separator t)))
     (cl-loop for d in dirs
              when (file-directory-p d)
-             append (directory-files d t "\\.jsonl\\'"))))
+             append (cl-remove-if
+                     (lambda (f) (string-prefix-p "sidecar-" (file-name-nondirectory f)))
+                     (directory-files d t "\\.jsonl\\'")))))
 
 (ert-deftest gemini-companion-test-replay-transcripts ()
   "Every transcript replays: the package sends what a plugin must send."
