@@ -209,6 +209,15 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
+	// No SSH_CONNECTION: in a container the package itself must lead the
+	// CLI to 127.0.0.1, as it does for users.
+	kept := env[:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
+			kept = append(kept, kv)
+		}
+	}
+	env = kept
 	em := startEmacs(t, sb, env, gemini, "app.py")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
 

@@ -246,7 +246,10 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
                          ((equal method "shutdown") (gemini-companion-link-stop))
                          (t (gemini-companion-test--prod msg vars))))
                  (when (equal (alist-get 'method msg) "initialize")
-                   (unless gemini-companion-test--conn (gemini-companion-link-start)))
+                   ;; The first one; after a restart the package starts
+                   ;; the sidecar itself, after the policy's delay.
+                   (unless (or gemini-companion-test--conn (timerp gemini-companion-link--timer))
+                     (gemini-companion-link-start)))
                  (let* ((want-id (alist-get 'id msg))
                         (request (alist-get 'method msg))
                         ;; A reply carries the id of the earliest unanswered
