@@ -135,7 +135,7 @@ Gemini CLI connected to it."
     gemini-companion-terminal))
 
 (defun gemini-companion--in-container ()
-  "Non-nil when Emacs runs in a container (Docker, Podman)."
+  "Return non-nil when Emacs is running in a container (Docker, Podman)."
   (or (file-exists-p "/.dockerenv") (file-exists-p "/run/.containerenv")))
 
 (defun gemini-companion--container-env (env)
