@@ -22,28 +22,21 @@
 (require 'jsonrpc)
 (require 'subr-x)
 
-(defgroup gemini-companion nil
-  "Gemini CLI's IDE mode in Emacs, through gemini-ide-companion."
-  :group 'tools
-  :prefix "gemini-companion-"
-  :link '(url-link
-          "https://github.com/gemini-ide-companion/gemini-ide-companion"))
-
 (defcustom gemini-companion-sidecar-program "gemini-ide-companion"
   "The gemini-ide-companion executable to run.
 A name looked up in variable `exec-path', or an absolute file name.
 When it is the bare default name and a binary was built into this
 package's bin/ folder, that one is used."
-  :type 'string)
+  :type 'string :group 'gemini-companion)
 
 (defcustom gemini-companion-sidecar-args nil
   "Extra command-line arguments for the sidecar.
 For example (\"--log-file\" \"/tmp/gic.log\")."
-  :type '(repeat string))
+  :type '(repeat string) :group 'gemini-companion)
 
 (defcustom gemini-companion-log-events nil
   "When non-nil, keep every JSON-RPC message in *gemini-companion events*."
-  :type 'boolean)
+  :type 'boolean :group 'gemini-companion)
 
 (defvar gemini-companion-link-ready-functions nil
   "Abnormal hook run with one argument when the link changes.
@@ -373,23 +366,20 @@ CALLBACK is as for `gemini-companion-link-start'."
   (gemini-companion-link-stop t)
   (gemini-companion-link-start callback))
 
-(defun gemini-companion-link-env ()
-  "The terminal environment from `initialize' (or `workspace/envChanged'), a plist."
-  (plist-get gemini-companion-link--info :env))
-
 (defun gemini-companion-link-terminal-env (callback)
   "Ask the sidecar for the environment of a terminal opened now.
 CALLBACK gets a list of \"NAME=VALUE\" strings (nil when the sidecar
 is not running)."
-  (let ((to-list (lambda (env)
+  (let ((env (plist-get gemini-companion-link--info :env)) ; or from envChanged
+        (to-list (lambda (env)
                    (cl-loop for (k v) on env by #'cddr
                             collect (format "%s=%s" (substring (symbol-name k) 1) v)))))
     (if (not (plist-get (plist-get gemini-companion-link--info :capabilities) :terminalEnv))
-        (funcall callback (funcall to-list (gemini-companion-link-env)))
+        (funcall callback (funcall to-list env))
       (gemini-companion-link-request
        "terminal/env" nil
        (lambda (err result)
-         (funcall callback (funcall to-list (if err (gemini-companion-link-env)
+         (funcall callback (funcall to-list (if err env
                                               (plist-get result :env)))))))))
 
 (gemini-companion-link-on
@@ -399,12 +389,6 @@ is not running)."
      (setq gemini-companion-link--info
            (plist-put (plist-put gemini-companion-link--info :env (plist-get params :env))
                       :discoveryFile (plist-get params :discoveryFile))))))
-
-(gemini-companion-link-on
- "log"
- (lambda (params)
-   (when (stringp (plist-get params :message))
-     (gemini-companion-link-message (plist-get params :level) (plist-get params :message)))))
 
 (provide 'gemini-companion-link)
 ;;; gemini-companion-link.el ends here

@@ -43,6 +43,13 @@
 (defvar vterm-shell)
 (defvar eat-buffer-name)
 
+(defgroup gemini-companion nil
+  "Gemini CLI's IDE mode in Emacs, through gemini-ide-companion."
+  :group 'tools
+  :prefix "gemini-companion-"
+  :link '(url-link
+          "https://github.com/gemini-ide-companion/gemini-ide-companion"))
+
 (defcustom gemini-companion-cli-command '("gemini")
   "The Gemini CLI command and its arguments."
   :type '(repeat string)
@@ -86,6 +93,12 @@
  (lambda (params)
    (setq gemini-companion--status params)
    (force-mode-line-update t)))
+
+(gemini-companion-link-on
+ "log"
+ (lambda (params)
+   (when (stringp (plist-get params :message))
+     (gemini-companion-link-message (plist-get params :level) (plist-get params :message)))))
 
 (defun gemini-companion--ready (up)
   "Take the status the sidecar started with (UP), or forget it (UP nil)."
