@@ -366,6 +366,11 @@ CALLBACK is as for `gemini-companion-link-start'."
   (gemini-companion-link-stop t)
   (gemini-companion-link-start callback))
 
+(defun gemini-companion-link-set-folders (folders)
+  "Tell the sidecar that the workspace is now FOLDERS (directories)."
+  (setq gemini-companion-link-folders folders)
+  (gemini-companion-link-notify "workspace/foldersChanged" (list :workspaceFolders (vconcat folders))))
+
 (defun gemini-companion-link-terminal-env (callback)
   "Ask the sidecar for the environment of a terminal opened now.
 CALLBACK gets a list of \"NAME=VALUE\" strings (nil when the sidecar

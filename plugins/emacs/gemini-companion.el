@@ -210,6 +210,11 @@ Starts the sidecar first when needed; shows the running CLI if there is one."
              (gemini-companion-link-message
               "error" (format "The sidecar could not start (%s); Gemini CLI runs without IDE integration.  M-x gemini-companion-doctor says more" err))
              (gemini-companion--launch nil))
+         ;; A CLI started in another project needs that project as the
+         ;; workspace, or it refuses to connect.
+         (let ((folders (funcall gemini-companion-workspace-function)))
+           (unless (equal folders gemini-companion-link-folders)
+             (gemini-companion-link-set-folders folders)))
          (gemini-companion-link-terminal-env #'gemini-companion--launch))))))
 
 (defun gemini-companion--stop-cli ()

@@ -379,6 +379,21 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
       (should (member (format "GEMINI_CLI_IDE_SERVER_PORT=%s" (plist-get (gemini-companion-link-info) :port)) env)))
     (should (string-match-p "\\`Gemini: " (gemini-companion-status-text)))))
 
+(ert-deftest gemini-companion-test-sidecar-folders-change ()
+  "A new workspace reaches the sidecar; terminals opened after it get its env."
+  (gemini-companion-test-with-sidecar dir
+    (let ((other (directory-file-name (expand-file-name "other" dir)))
+          (env nil))
+      (make-directory other)
+      (gemini-companion-link-set-folders (list other))
+      (gemini-companion-link-terminal-env (lambda (e) (setq env (or e '("none")))))
+      (gemini-companion-test-wait "terminal/env" (lambda () env))
+      (should (member (concat "GEMINI_CLI_IDE_WORKSPACE_PATH=" other) env))
+      (gemini-companion-test-wait
+       "workspace/envChanged"
+       (lambda () (equal (plist-get (plist-get (gemini-companion-link-info) :env) :GEMINI_CLI_IDE_WORKSPACE_PATH)
+                         other))))))
+
 (ert-deftest gemini-companion-test-sidecar-shutdown-removes-discovery ()
   "Turning the mode off stops the sidecar, which removes its discovery file."
   (gemini-companion-test-with-sidecar _dir
