@@ -132,10 +132,15 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
 
 (defun gemini-companion-diff--fill (proposed original unified)
   "Fill the current proposal buffer with PROPOSED against ORIGINAL (UNIFIED diff)."
-  (let ((inhibit-read-only t)
-        (merged (and original unified (> (length unified) 0)
-                     (gemini-companion-diff-merge-text
-                      original unified (if (gemini-companion-diff--get :disk) "on disk now" "current")))))
+  (let* ((inhibit-read-only t)
+         (merged (and original unified (> (length unified) 0)
+                      (gemini-companion-diff-merge-text
+                       original unified (if (gemini-companion-diff--get :disk) "on disk now" "current")))))
+    ;; Show hunks only when taking every proposed side gives the proposal.
+    (unless (and merged (equal (gemini-companion-diff--resolve
+                                  merged (not (string-suffix-p "\n" proposed)))
+                                 proposed))
+      (setq merged nil))
     (erase-buffer)
     (insert (or merged proposed))
     (goto-char (point-min))
@@ -216,23 +221,25 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
     (let ((kill-buffer-query-functions nil))
       (kill-buffer buffer))))
 
+(defun gemini-companion-diff--resolve (text &optional no-final-newline)
+  "TEXT with every smerge conflict resolved to its lower (Gemini's) side.
+With NO-FINAL-NEWLINE, drop the final newline the markers needed."
+  (with-temp-buffer
+    (insert text)
+    (goto-char (point-min))
+    (while (re-search-forward smerge-begin-re nil t)
+      (smerge-match-conflict)
+      (smerge-keep-lower))
+    (when (and no-final-newline (eq (char-before (point-max)) ?\n))
+      (delete-region (1- (point-max)) (point-max)))
+    (buffer-string)))
+
 (defun gemini-companion-diff-content (&optional buffer)
   "The accepted text of proposal BUFFER: unresolved hunks take Gemini's side."
-  (let* ((buffer (or buffer (current-buffer)))
-         (text (with-current-buffer buffer
-                 (buffer-substring-no-properties (point-min) (point-max)))))
-    (with-temp-buffer
-      (insert text)
-      (goto-char (point-min))
-      (while (re-search-forward smerge-begin-re nil t)
-        (smerge-match-conflict)
-        (smerge-keep-lower))
-      ;; Conflict markers need whole lines: give back a missing final newline.
-      (when (and (buffer-local-value 'gemini-companion-diff--view buffer)
-                 (plist-get (buffer-local-value 'gemini-companion-diff--view buffer) :no-final-newline)
-                 (eq (char-before (point-max)) ?\n))
-        (delete-region (1- (point-max)) (point-max)))
-      (buffer-string))))
+  (with-current-buffer (or buffer (current-buffer))
+    (gemini-companion-diff--resolve
+     (buffer-substring-no-properties (point-min) (point-max))
+     (plist-get gemini-companion-diff--view :no-final-newline))))
 
 (defun gemini-companion-diff--reload-when-written (path)
   "Revert the unmodified buffers of PATH as Gemini CLI writes it.

@@ -78,7 +78,7 @@
 (cl-defmethod jsonrpc-connection-send ((conn gemini-companion-test-conn) &rest args)
   "Record the message ARGS the package sends on CONN, as JSON text."
   (let ((method (plist-get args :method)))
-    (when (symbolp method)
+    (when (and method (symbolp method))
       (setq args (plist-put args :method (symbol-name method)))))
   (let ((json (json-serialize (append '(:jsonrpc "2.0") args) :null-object nil :false-object :json-false)))
     (setf (gemini-companion-test-sent conn)
@@ -220,7 +220,7 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
            (gemini-companion-link-workspace-function (lambda () (list (directory-file-name dir))))
            (gemini-companion-context-delay 3600)
            (default-directory dir)
-           (ids nil) (consumed 0) (next-id 9000) (n 0)
+           (ids nil) (consumed nil) (next-id 9000) (n 0) (done-early nil)
            (plugin-pending nil) (sidecar-pending nil)
            (gemini-companion-test--captures nil)
            (lines (with-temp-buffer
@@ -232,8 +232,28 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
           (dolist (line lines)
             (setq n (1+ n))
             (let* ((entry (gemini-companion-test--parse (gemini-companion-test--subst line vars)))
-                   (who (caar entry)) (msg (cdar entry))
+                   (who (if (memq n done-early) 'comment (caar entry))) (msg (cdar entry))
                    (where (format "%s line %d" (file-name-nondirectory file) n)))
+              ;; A diff/close answered with null content while the view is
+              ;; still open records a race: the user's decision (a later
+              ;; `user' line before the next `sidecar' line) came first.
+              (when (and (eq who 'sidecar) (equal (alist-get 'method msg) "diff/close"))
+                (let ((later (nthcdr n lines)) (k n) (null-reply nil) (users nil))
+                  (while (and later (not (eq (caar (gemini-companion-test--parse (car later))) 'sidecar)))
+                    (setq k (1+ k))
+                    (let* ((e (gemini-companion-test--parse (gemini-companion-test--subst (car later) vars)))
+                           (m (cdar e)))
+                      (pcase (caar e)
+                        ('plugin (when (and (listp m) (alist-get 'id m) (not (alist-get 'method m))
+                                            (eq (alist-get 'content (alist-get 'result m)) :null))
+                                   (setq null-reply t)))
+                        ('user (push (cons k m) users))))
+                    (setq later (cdr later)))
+                  (when (and null-reply users
+                             (gemini-companion-diff-buffer (alist-get 'filePath (alist-get 'params msg))))
+                    (dolist (u (nreverse users))
+                      (push (car u) done-early)
+                      (gemini-companion-test--user (cdr u))))))
               (pcase who
                 ('comment nil)
                 ('cli nil)
@@ -260,18 +280,19 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
                         (body (assq-delete-all 'id (copy-sequence msg)))
                         (found
                          (gemini-companion-test-wait
-                          (format "%s: the package to send %s; it sent %S (last match at %d)" where line
+                          (format "%s: the package to send %s; it sent %S (matched %S)" where line
                                   (and gemini-companion-test--conn
                                        (gemini-companion-test-sent gemini-companion-test--conn))
-                                  consumed)
+                                  (reverse consumed))
                           (lambda ()
                             (let ((sent (and gemini-companion-test--conn
                                              (gemini-companion-test-sent gemini-companion-test--conn)))
-                                  (i consumed) (hit nil))
+                                  (i 0) (hit nil))
                               (while (and (not hit) (< i (length sent)))
                                 (let ((got (gemini-companion-test--parse (nth i sent)))
                                       (caps (list nil)))
-                                  (when (and (eq (null want-id) (null (assq 'id got)))
+                                  (when (and (not (memq i consumed))
+                                             (eq (null want-id) (null (assq 'id got)))
                                              (or (not expect-id) (equal expect-id (alist-get 'id got)))
                                              (gemini-companion-test--match body got nil caps))
                                     (setq gemini-companion-test--captures
@@ -281,7 +302,7 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
                               hit))
                           5))
                         (got-id (alist-get 'id (cdr found))))
-                   (setq consumed (1+ (car found)))
+                   (push (car found) consumed)
                    (cond (request
                           (when want-id
                             (setq plugin-pending (append plugin-pending (list got-id)))
@@ -306,7 +327,7 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
                 ('user (gemini-companion-test--user msg))
                 ('restart
                  (let ((conn gemini-companion-test--conn))
-                   (setq gemini-companion-test--conn nil consumed 0 plugin-pending nil sidecar-pending nil)
+                   (setq gemini-companion-test--conn nil consumed nil plugin-pending nil sidecar-pending nil)
                    (gemini-companion-link--on-exit conn)))
                 (_ (ert-fail (format "%s: unknown actor %s" where who))))))
         (gemini-companion-context-enable nil)
@@ -400,8 +421,9 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
     (let ((file (plist-get (gemini-companion-link-info) :discoveryFile))
           (proc gemini-companion-link--proc))
       (gemini-companion-mode -1)
-      (gemini-companion-test-wait "the sidecar to exit" (lambda () (not (process-live-p proc))))
-      (should (eq (gemini-companion-link-state) 'stopped))
+      (gemini-companion-test-wait "the sidecar to exit"
+                                  (lambda () (and (not (process-live-p proc))
+                                                  (eq (gemini-companion-link-state) 'stopped))))
       (should-not (file-exists-p file)))))
 
 (ert-deftest gemini-companion-test-sidecar-restarts-per-policy ()
