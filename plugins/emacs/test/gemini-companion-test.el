@@ -62,6 +62,23 @@
   ;; A diff that does not fit the text is refused, not misapplied.
   (should-not (gemini-companion-diff-merge-text "a\n" "@@ -5,1 +5,1 @@\n-x\n+y\n" "current")))
 
+(ert-deftest gemini-companion-test-proposal-buffer ()
+  "A proposal shows hunks when its diff rebuilds it, else the proposal whole."
+  (let ((open (gethash 'diff/open gemini-companion-link--handlers))
+        (gemini-companion-diff-select-window nil))
+    (dolist (case '(("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n" t)
+                    ("x" nil)
+                    ("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+Z\n b\n" nil)))
+      (funcall open (list :filePath "/tmp/gct-none/f.txt" :newContent "A\nb\n"
+                          :originalContent "a\nb\n" :unifiedDiff (car case) :diffId 1))
+      (let ((buffer (gemini-companion-diff-buffer "/tmp/gct-none/f.txt")))
+        (unwind-protect
+            (with-current-buffer buffer
+              (should (eq (and (string-match-p "^<<<<<<< " (buffer-string)) t) (cadr case)))
+              (should (equal (gemini-companion-diff-content) "A\nb\n"))
+              (should (string-match-p "C-c C-c accept" header-line-format)))
+          (gemini-companion-diff--teardown buffer))))))
+
 (ert-deftest gemini-companion-test-clip-and-columns ()
   "Selections are cut at a UTF-8 character boundary; columns count UTF-16 units."
   (should (equal (gemini-companion-context-clip "héllo" 3) "hé"))
