@@ -146,7 +146,10 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
     (goto-char (point-min))
     (when merged
       (smerge-mode 1)
-      (ignore-errors (smerge-next)))
+      ;; At the first hunk (not with `smerge-next': it refines the hunk
+      ;; word by word, slow on a large one).
+      (when (re-search-forward smerge-begin-re nil t)
+        (goto-char (match-beginning 0))))
     (set-buffer-modified-p nil)))
 
 (defun gemini-companion-diff--label ()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
@@ -69,14 +70,24 @@ func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 	})
 	em.WaitEval(t, "no proposal", `(null (gemini-companion-diff-views))`, waitTimeout)
 
-	// A proposal the CLI closes goes away; the CLI gets its text back.
-	if res, err := cli.OpenDiff(ctx, b, "new b\n"); err != nil || res.IsError {
+	// A proposal the CLI closes goes away; the CLI gets its text back, byte
+	// for byte, however large and whatever the characters.
+	big := strings.Repeat("new b: é ✓ 😀 \t tab, \"quoted\" \\ back\n", 6000)
+	started := time.Now()
+	if res, err := cli.OpenDiff(ctx, b, big); err != nil || res.IsError {
 		t.Fatalf("openDiff: %v %+v", err, res)
 	}
 	em.WaitEval(t, "the proposal for b.txt", `(and (member `+quote(b)+` (gemini-companion-diff-views)) t)`, waitTimeout)
-	if got := cli.CloseDiffContent(t, ctx, b); got == nil || *got != "new b\n" {
-		t.Errorf("closeDiff content = %v, want the proposal", got)
+	t.Logf("a %d-byte proposal shown in %v", len(big), time.Since(started))
+	started = time.Now()
+	if got := cli.CloseDiffContent(t, ctx, b); got == nil || *got != big {
+		n := -1
+		if got != nil {
+			n = len(*got)
+		}
+		t.Errorf("closeDiff content (%d bytes) is not the %d-byte proposal", n, len(big))
 	}
+	t.Logf("and closed in %v", time.Since(started))
 	em.WaitEval(t, "no proposal", `(null (gemini-companion-diff-views))`, waitTimeout)
 	if data, _ := os.ReadFile(b); string(data) != "one\ntwo\nthree\n" {
 		t.Errorf("b.txt changed: %q", data)
