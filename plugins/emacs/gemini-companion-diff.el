@@ -287,6 +287,9 @@ write may come in several steps: truncate, then write)."
           (disk (gemini-companion-diff--get :disk)))
       (cond
        ((gemini-companion-diff--get :done) nil)
+       ((not (gemini-companion-link-running-p))
+        ;; Nothing could take the decision: keep the proposal as it is.
+        (user-error "The Gemini companion is not running: nothing was sent"))
        ((and accepted (member disk '("changedOnDisk" "deletedOnDisk"))
              (not (gemini-companion-diff--get :confirmed)))
         (gemini-companion-diff--set :confirmed t)
@@ -312,7 +315,7 @@ write may come in several steps: truncate, then write)."
 
 (defun gemini-companion-diff--killed ()
   "A proposal buffer is being killed: reject it unless it was decided."
-  (unless (gemini-companion-diff--get :done)
+  (unless (or (gemini-companion-diff--get :done) (not (gemini-companion-link-running-p)))
     (gemini-companion-diff--decide (current-buffer) nil)))
 
 (defun gemini-companion-diff--target ()
