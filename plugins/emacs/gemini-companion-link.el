@@ -219,7 +219,8 @@ Signal an error when it fails."
   "Run PROGRAM and send it `initialize'."
   (setq gemini-companion-link--stderr nil
         gemini-companion-link-folders
-        (or (and gemini-companion-link-workspace-function
+        (or (and gemini-companion-link--restarting gemini-companion-link-folders)
+            (and gemini-companion-link-workspace-function
                  (funcall gemini-companion-link-workspace-function))
             (list (expand-file-name default-directory))))
   (let* ((conn (funcall gemini-companion-link-connect-function "gemini-companion"

@@ -203,19 +203,25 @@ Starts the sidecar first when needed; shows the running CLI if there is one."
     (unless (executable-find (car gemini-companion-cli-command))
       (user-error "Cannot find %s: install Gemini CLI (npm install -g @google/gemini-cli) or set `gemini-companion-cli-command'"
                   (car gemini-companion-cli-command)))
-    (gemini-companion-link-start
-     (lambda (err)
-       (if err
-           (progn
-             (gemini-companion-link-message
-              "error" (format "The sidecar could not start (%s); Gemini CLI runs without IDE integration.  M-x gemini-companion-doctor says more" err))
-             (gemini-companion--launch nil))
-         ;; A CLI started in another project needs that project as the
-         ;; workspace, or it refuses to connect.
-         (let ((folders (funcall gemini-companion-workspace-function)))
+    ;; The project of the buffer the command was given in, taken now: the
+    ;; callbacks below run wherever the sidecar's answers are read.
+    (let* ((folders (funcall gemini-companion-workspace-function))
+           (dir (file-name-as-directory (car folders)))
+           (launch (lambda (env)
+                     (let ((default-directory dir))
+                       (gemini-companion--launch env)))))
+      (gemini-companion-link-start
+       (lambda (err)
+         (if err
+             (progn
+               (gemini-companion-link-message
+                "error" (format "The sidecar could not start (%s); Gemini CLI runs without IDE integration.  M-x gemini-companion-doctor says more" err))
+               (funcall launch nil))
+           ;; A CLI started in another project needs that project as the
+           ;; workspace, or it refuses to connect.
            (unless (equal folders gemini-companion-link-folders)
-             (gemini-companion-link-set-folders folders)))
-         (gemini-companion-link-terminal-env #'gemini-companion--launch))))))
+             (gemini-companion-link-set-folders folders))
+           (gemini-companion-link-terminal-env launch)))))))
 
 (defun gemini-companion--stop-cli ()
   "End the Gemini CLI this package started and every process it started."

@@ -432,6 +432,44 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
        (lambda () (equal (plist-get (plist-get (gemini-companion-link-info) :env) :GEMINI_CLI_IDE_WORKSPACE_PATH)
                          other))))))
 
+(defun gemini-companion-test--cli-env (backend)
+  "Open the CLI in BACKEND; check its environment and that stopping ends it."
+  (gemini-companion-test-with-sidecar dir
+    (let* ((out (expand-file-name "env.txt" dir))
+           (gemini-companion-terminal backend)
+           ;; A stand-in CLI that writes what it got and starts a child.
+           (gemini-companion-cli-command
+            (list "sh" "-c" (format "echo \"$GEMINI_CLI_IDE_SERVER_PORT $GEMINI_CLI_IDE_WORKSPACE_PATH $(pwd -P)\" > %s.tmp; mv %s.tmp %s; sleep 300 & wait"
+                                    out out out))))
+      ;; Given in a buffer of the project; answers are read elsewhere.
+      (with-temp-buffer
+        (setq default-directory dir)
+        (gemini-companion-cli))
+      (gemini-companion-test-wait "the CLI's output" (lambda () (file-exists-p out)))
+      (should (equal (with-temp-buffer (insert-file-contents out) (buffer-string))
+                     (format "%s %s %s\n" (plist-get (gemini-companion-link-info) :port)
+                             (directory-file-name dir) (directory-file-name dir))))
+      (let* ((proc (get-buffer-process gemini-companion--cli-buffer))
+             (pid (process-id proc))
+             (child (string-to-number
+                     (shell-command-to-string (format "pgrep -P %d sleep" pid)))))
+        (should (> child 0))
+        (gemini-companion--stop-cli)
+        ;; The shell and the child it started are both gone.
+        (gemini-companion-test-wait "the CLI and its child to end"
+                                    (lambda () (and (not (process-live-p proc))
+                                                    (not (file-exists-p (format "/proc/%d" child))))))
+        (kill-buffer gemini-companion--cli-buffer)))))
+
+(ert-deftest gemini-companion-test-cli-in-term ()
+  "`gemini-companion-cli' in `term' gets the link's environment; stopping ends it all."
+  (gemini-companion-test--cli-env 'ansi-term))
+
+(ert-deftest gemini-companion-test-cli-in-vterm ()
+  "The same in vterm, when installed."
+  (unless (require 'vterm nil t) (ert-skip "vterm is not installed"))
+  (gemini-companion-test--cli-env 'vterm))
+
 (ert-deftest gemini-companion-test-sidecar-shutdown-removes-discovery ()
   "Turning the mode off stops the sidecar, which removes its discovery file."
   (gemini-companion-test-with-sidecar _dir
