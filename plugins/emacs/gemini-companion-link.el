@@ -76,9 +76,7 @@ The argument is t once the sidecar is ready, nil when it stopped.")
   (file-name-directory (or load-file-name buffer-file-name default-directory))
   "The folder this package was loaded from.")
 
-(defun gemini-companion-link--empty ()
-  "An empty JSON object."
-  (make-hash-table :size 1))
+(defun gemini-companion-link--empty () "An empty JSON object." (make-hash-table :size 1))
 
 (defun gemini-companion-link-program ()
   "The sidecar binary to run, or nil when there is none."
@@ -97,7 +95,6 @@ The argument is t once the sidecar is ready, nil when it stopped.")
 
 (defun gemini-companion-link-state () "The link's state symbol." gemini-companion-link--state)
 (defun gemini-companion-link-info () "The `initialize' result, a plist." gemini-companion-link--info)
-(defun gemini-companion-link-policy () "The policy in force, a plist." gemini-companion-link--policy)
 
 (defun gemini-companion-link-limit (name)
   "The policy limit NAME (a keyword) in force."
@@ -195,7 +192,9 @@ Signal an error when it fails."
      :process (lambda ()
                 (setq gemini-companion-link--proc
                       (make-process :name name :command command :connection-type 'pipe
-                                    :coding 'utf-8-emacs-unix :noquery t :stderr stderr)))
+                                    :coding 'utf-8-emacs-unix :noquery t :stderr stderr))
+                (process-put gemini-companion-link--proc 'stderr stderr)
+                gemini-companion-link--proc)
      :request-dispatcher (gemini-companion-link--dispatch 'request)
      :notification-dispatcher (gemini-companion-link--dispatch 'notification)
      :on-shutdown #'gemini-companion-link--on-exit)))
@@ -279,12 +278,12 @@ CALLBACK, if non-nil, gets nil or an error text once it is ready."
 
 (defun gemini-companion-link--reason (proc)
   "Why PROC ended, for the policy messages."
-  (let ((code (and proc (process-exit-status proc))))
-    (or (car (last gemini-companion-link--stderr))
-        (if (not proc) "it stopped")
-        (if (eq (process-status proc) 'signal)
-            (format "signal %d" code)
-          (format "exit code %d" code)))))
+  (let ((err (and proc (process-get proc 'stderr)))) ; read what is left of it
+    (when (process-live-p err) (accept-process-output err 0.1) (delete-process err))
+    (cond ((car (last gemini-companion-link--stderr)))
+          ((not proc) "it stopped")
+          ((eq (process-status proc) 'signal) (format "signal %d" (process-exit-status proc)))
+          (t (format "exit code %d" (process-exit-status proc))))))
 
 (defun gemini-companion-link--on-exit (conn)
   "The sidecar of CONN exited; restart it per the policy unless asked to stop."

@@ -479,6 +479,9 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
       (gemini-companion-test-wait "the sidecar to exit"
                                   (lambda () (and (not (process-live-p proc))
                                                   (eq (gemini-companion-link-state) 'stopped))))
+      ;; Nothing of it is left in Emacs either.
+      (should-not (cl-some (lambda (p) (string-prefix-p "gemini-companion" (process-name p)))
+                           (process-list)))
       (should-not (file-exists-p file)))))
 
 (ert-deftest gemini-companion-test-sidecar-restarts-per-policy ()
@@ -496,6 +499,23 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
                                     (lambda () (cl-some (lambda (m) (string-match-p "restarted" m)) messages))))
       (should (cl-some (lambda (m) (string-match-p "exited (.*); restarting it" m)) messages))
       (should (file-exists-p (plist-get (gemini-companion-link-info) :discoveryFile))))))
+
+(ert-deftest gemini-companion-test-sidecar-fails-to-start ()
+  "A sidecar that exits at once is reported with its last stderr line; no restart."
+  (gemini-companion-test-with-dir dir
+    (let* ((script (expand-file-name "broken-sidecar" dir))
+           (gemini-companion-sidecar-program script)
+           (messages nil) (err nil))
+      (write-region "#!/bin/sh\necho 'boom: bad flag' >&2\nexit 2\n" nil script)
+      (set-file-modes script #o755)
+      (cl-letf (((symbol-function 'gemini-companion-link-message)
+                 (lambda (_level text) (push text messages))))
+        (gemini-companion-link-start (lambda (e) (setq err e)))
+        (gemini-companion-test-wait "the failure" (lambda () err)))
+      (should (string-match-p "failed to start (boom: bad flag)" err))
+      (should (equal messages (list err)))
+      (should (eq (gemini-companion-link-state) 'stopped))
+      (should-not (timerp gemini-companion-link--timer)))))
 
 (ert-deftest gemini-companion-test-sidecar-missing ()
   "A sidecar that cannot be found is reported, and nothing runs."
