@@ -147,24 +147,11 @@ Gemini CLI connected to it."
             (t 'ansi-term))
     gemini-companion-terminal))
 
-(defun gemini-companion--in-container ()
-  "Return non-nil when Emacs is running in a container (Docker, Podman)."
-  (or (file-exists-p "/.dockerenv") (file-exists-p "/run/.containerenv")))
-
-(defun gemini-companion--container-env (env)
-  "ENV plus what a CLI in this container needs to dial 127.0.0.1.
-In a container, Gemini CLI looks for the IDE on host.docker.internal
-unless it believes it is in a dev container; this CLI runs next to
-the sidecar, which listens on 127.0.0.1 in this same container."
-  (if (and env (gemini-companion--in-container)
-           (not (getenv "SSH_CONNECTION")) (not (getenv "REMOTE_CONTAINERS"))
-           (not (cl-some (lambda (kv) (string-prefix-p "REMOTE_CONTAINERS=" kv)) env)))
-      (append env '("REMOTE_CONTAINERS=1"))
-    env))
-
 (defun gemini-companion--launch (env)
   "Start Gemini CLI in a terminal with ENV (\"NAME=VALUE\" strings) added."
-  (let* ((process-environment (append (gemini-companion--container-env env) process-environment))
+  ;; ENV is the sidecar's whole answer (in a container it includes what
+  ;; the CLI needs to dial 127.0.0.1).
+  (let* ((process-environment (append env process-environment))
          (command gemini-companion-cli-command)
          (name "*gemini-cli*")
          (buffer
@@ -299,7 +286,7 @@ report, run with the environment `gemini-companion-cli' gives the CLI."
             (insert (format "gemini-ide-companion: not found (%s); set `gemini-companion-sidecar-program'\n"
                             gemini-companion-sidecar-program))
           (insert (format "gemini-ide-companion doctor (%s), with the environment a CLI opened here gets:\n\n" program))
-          (let ((process-environment (append (gemini-companion--container-env env) process-environment)))
+          (let ((process-environment (append env process-environment)))
             (call-process program nil t nil "doctor" "--workspace"
                           (car (or gemini-companion-link-folders (funcall gemini-companion-workspace-function))))))
         (goto-char (point-min))
