@@ -209,8 +209,9 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
-	// No SSH_CONNECTION: in a container the package itself must lead the
-	// CLI to 127.0.0.1, as it does for users.
+	// No SSH_CONNECTION: in a container the environment the package gets
+	// from the sidecar (terminal/env) must lead the CLI to 127.0.0.1, as it
+	// does for users.
 	kept := env[:0]
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
