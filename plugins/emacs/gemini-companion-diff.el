@@ -383,7 +383,11 @@ Hunks left unresolved take Gemini's side."
          (when (and (not buffer) last (or (null (car last)) (equal (car last) id)))
            (remhash path gemini-companion-diff--sent)
            (setq buffer (gemini-companion-diff--open
-                         (list :filePath path :newContent (cdr last) :diffId id))))
+                         (list :filePath path :newContent (cdr last) :diffId id
+                               :originalContent (and (file-readable-p path)
+                                                     (with-temp-buffer
+                                                       (insert-file-contents path)
+                                                       (buffer-string)))))))
          (when buffer
            (with-current-buffer buffer
              (unless (gemini-companion-diff--get :disk) (gemini-companion-diff--set :disk "changedOnDisk"))
