@@ -517,6 +517,26 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
       (should (eq (gemini-companion-link-state) 'stopped))
       (should-not (timerp gemini-companion-link--timer)))))
 
+(ert-deftest gemini-companion-test-restart-policy ()
+  "Restarts follow the policy's delays and limit; the texts are the policy's."
+  (let ((gemini-companion-link--policy
+         '(:restart (:delaysMs [100 700] :windowMs 60000 :maxRestarts 3)
+           :messages (:restarting "R({reason})" :gaveUp "G({count},{reason})")))
+        (gemini-companion-link--restarts nil)
+        (gemini-companion-link--state 'stopped)
+        (gemini-companion-link--timer nil)
+        (gemini-companion-link--restarting nil)
+        (gemini-companion-link-last-error nil)
+        (messages nil) (delays nil))
+    (cl-letf (((symbol-function 'gemini-companion-link-message)
+               (lambda (_level text) (push text messages)))
+              ((symbol-function 'run-with-timer)
+               (lambda (secs _repeat _fn) (push secs delays) 'timer)))
+      (dotimes (_ 4) (gemini-companion-link--schedule-restart "signal 9")))
+    (should (equal (reverse delays) '(0.1 0.7 0.7)))
+    (should (equal (reverse messages) '("R(signal 9)" "R(signal 9)" "R(signal 9)" "G(4,signal 9)")))
+    (should (equal gemini-companion-link-last-error "G(4,signal 9)"))))
+
 (ert-deftest gemini-companion-test-sidecar-missing ()
   "A sidecar that cannot be found is reported, and nothing runs."
   (let ((gemini-companion-sidecar-program "/nonexistent/gemini-ide-companion")
