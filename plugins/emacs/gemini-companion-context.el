@@ -129,12 +129,16 @@ This is cheap, as it has to be: it is called after every command."
   (clrhash gemini-companion-context--reported)
   (setq gemini-companion-context--last nil)
   (when up
-    (let ((current (window-buffer)))
-      (dolist (buffer (reverse (buffer-list)))
-        (unless (eq buffer current)
+    ;; The most recently used ones the sidecar keeps, oldest first.
+    (let ((current (window-buffer))
+          (room (or (gemini-companion-link-limit :maxOpenFiles) 10))
+          (paths nil))
+      (dolist (buffer (buffer-list))
+        (unless (or (eq buffer current) (>= (length paths) room))
           (let ((path (gemini-companion-context--path buffer)))
-            (when path
-              (gemini-companion-link-notify "context/fileFocused" (list :path path)))))))
+            (when path (push path paths)))))
+      (dolist (path paths)
+        (gemini-companion-link-notify "context/fileFocused" (list :path path))))
     (gemini-companion-context-flush)))
 
 (defun gemini-companion-context-enable (on)
