@@ -537,6 +537,20 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
     (should (equal (reverse messages) '("R(signal 9)" "R(signal 9)" "R(signal 9)" "G(4,signal 9)")))
     (should (equal gemini-companion-link-last-error "G(4,signal 9)"))))
 
+(ert-deftest gemini-companion-test-finds-the-binary ()
+  "A binary built into the package's bin/ wins over PATH; an absolute name is taken as is."
+  (gemini-companion-test-with-dir dir
+    (let ((built (expand-file-name "bin/gemini-ide-companion" dir))
+          (gemini-companion-sidecar-program "gemini-ide-companion"))
+      (cl-letf (((symbol-value 'gemini-companion-link--dir) dir))
+        (should-not (equal (gemini-companion-link-program) built))
+        (make-directory (file-name-directory built))
+        (write-region "#!/bin/sh\n" nil built)
+        (set-file-modes built #o755)
+        (should (equal (gemini-companion-link-program) built))
+        (let ((gemini-companion-sidecar-program "/nonexistent/x"))
+          (should-not (gemini-companion-link-program)))))))
+
 (ert-deftest gemini-companion-test-sidecar-missing ()
   "A sidecar that cannot be found is reported, and nothing runs."
   (let ((gemini-companion-sidecar-program "/nonexistent/gemini-ide-companion")
