@@ -39,7 +39,6 @@
 (declare-function eat "ext:eat" (&optional program arg))
 (declare-function term-mode "term" ())
 (declare-function term-char-mode "term" ())
-(declare-function term-set-escape-char "term" (key))
 (defvar vterm-shell)
 (defvar eat-buffer-name)
 
@@ -171,8 +170,12 @@ Gemini CLI connected to it."
                (with-current-buffer b
                  (term-mode)
                  (term-char-mode)
-                 ;; As in `ansi-term': C-x, not C-c, leaves the terminal.
-                 (term-set-escape-char ?\C-x))
+                 ;; C-x stays Emacs' prefix (C-x o, C-x b, C-x C-c), as in
+                 ;; vterm; only in this buffer.
+                 (let ((map (make-sparse-keymap)))
+                   (set-keymap-parent map (current-local-map))
+                   (define-key map (kbd "C-x") 'Control-X-prefix)
+                   (use-local-map map)))
                (pop-to-buffer b)
                b)))))
     (setq gemini-companion--cli-buffer buffer)

@@ -35,7 +35,8 @@ const initEl = `
 (require 'gemini-companion)
 (setq gemini-companion-sidecar-program %s
       gemini-companion-sidecar-args (list "--log-level" "debug" "--log-file" %s)
-      gemini-companion-cli-command (list %s))
+      gemini-companion-cli-command (list %s)
+      gemini-companion-terminal '%s)
 (gemini-companion-mode 1)
 `
 
@@ -46,8 +47,9 @@ type Emacs struct {
 	log    string
 }
 
-// startEmacs starts interactive Emacs in sb.Workspace on args.
-func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini string, args ...string) *Emacs {
+// startEmacs starts interactive Emacs in sb.Workspace on args, with
+// gemini-companion-terminal set to terminal.
+func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini, terminal string, args ...string) *Emacs {
 	t.Helper()
 	emacs := requireEmacs(t)
 	if _, err := exec.LookPath("emacsclient"); err != nil {
@@ -64,7 +66,7 @@ func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini string, 
 	}
 	e := &Emacs{socket: filepath.Join(sockDir, "e2e"), log: filepath.Join(sb.TmpDir, "sidecar.log")}
 	init := filepath.Join(sb.TmpDir, "init.el")
-	text := fmt.Sprintf(initEl, quote(sockDir), quote(pluginDir(t)), quote(testkit.Binary(t)), quote(e.log), quote(gemini))
+	text := fmt.Sprintf(initEl, quote(sockDir), quote(pluginDir(t)), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
 	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +201,18 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real Gemini CLI; skipped with -short")
 	}
+	// The CLI in vterm (what `auto' picks when installed), and in term.el,
+	// the fallback that comes with Emacs.
+	t.Run("vterm", func(t *testing.T) {
+		if vterm, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/vterm-[0-9]*"); len(vterm) == 0 {
+			tmuxdrive.Missing(t, "vterm is not installed (apt-get install elpa-vterm)")
+		}
+		endToEnd(t, "vterm")
+	})
+	t.Run("term", func(t *testing.T) { endToEnd(t, "ansi-term") })
+}
+
+func endToEnd(t *testing.T, terminal string) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
 	gemini := tmuxdrive.GeminiBin(t)
@@ -219,7 +233,7 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 		}
 	}
 	env = kept
-	em := startEmacs(t, sb, env, gemini, "app.py")
+	em := startEmacs(t, sb, env, gemini, terminal, "app.py")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
 
 	// M-x gemini-companion-cli, as a user types it.

@@ -31,7 +31,7 @@ func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 		}
 	}
 	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
-	em := startEmacs(t, sb, env, "gemini", "a.txt", "b.txt")
+	em := startEmacs(t, sb, env, "gemini", "auto", "a.txt", "b.txt")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
 
 	discPath, disc := sb.WaitDiscovery(t, waitTimeout)
