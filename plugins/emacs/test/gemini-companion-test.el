@@ -1,0 +1,563 @@
+;;; gemini-companion-test.el --- ERT tests for gemini-companion -*- lexical-binding: t -*-
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; Run from the repository root:
+;;
+;;   GIC_BINARY=$PWD/bin/gemini-ide-companion-test-race \
+;;   GEMINI_COMPANION_TRANSCRIPTS=companion/protocol/transcripts:tests/emacs/transcripts \
+;;   emacs -Q --batch -L plugins/emacs -l plugins/emacs/test/gemini-companion-test.el \
+;;     -f ert-run-tests-batch-and-exit
+;;
+;; Tests that need the sidecar (GIC_BINARY) are skipped without it.  The
+;; transcript replay plays the sidecar inside Emacs: it feeds the
+;; package the sidecar's messages, performs the user's actions through
+;; the package's own commands, and checks every message the package sends.
+
+;;; Code:
+
+(require 'ert)
+(require 'json)
+(require 'gemini-companion)
+
+(defconst gemini-companion-test-timeout 20 "Seconds to wait for anything.")
+
+(defun gemini-companion-test-wait (what pred &optional timeout)
+  "Wait until PRED returns non-nil (describing WHAT) and return its value."
+  (let ((deadline (+ (float-time) (or timeout gemini-companion-test-timeout)))
+        (value nil))
+    (while (and (not (setq value (funcall pred))) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (or value (ert-fail (format "waited %ss for %s" (or timeout gemini-companion-test-timeout) what)))))
+
+(defmacro gemini-companion-test-with-dir (var &rest body)
+  "Bind VAR to a new temporary directory (true name) around BODY."
+  (declare (indent 1))
+  `(let ((,var (file-name-as-directory (file-truename (make-temp-file "gct" t)))))
+     (unwind-protect (progn ,@body)
+       (delete-directory ,var t))))
+
+;;; Pure functions
+
+(ert-deftest gemini-companion-test-merge-text ()
+  "Hunks of a unified diff become smerge conflicts; accepting takes Gemini's side."
+  (let* ((orig "a\nb\nc\nd\n")
+         (unified "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n")
+         (merged (gemini-companion-diff-merge-text orig unified "current")))
+    (should (equal merged "a\n<<<<<<< current\nb\n=======\nB\n>>>>>>> proposed by Gemini\nc\nd\n"))
+    (with-temp-buffer
+      (insert merged)
+      (should (equal (gemini-companion-diff-content) "a\nB\nc\nd\n"))))
+  ;; Additions at the end, a file without a final newline, hunks far apart.
+  (let* ((orig "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12")
+         (unified (concat "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-1\n+one\n 2\n 3\n"
+                          "@@ -10,3 +10,4 @@\n 10\n 11\n-12\n\\ No newline at end of file\n+12\n+13\n"))
+         (merged (gemini-companion-diff-merge-text orig unified "current")))
+    (with-temp-buffer
+      (insert merged)
+      (should (equal (gemini-companion-diff-content)
+                     "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n"))))
+  ;; A diff that does not fit the text is refused, not misapplied.
+  (should-not (gemini-companion-diff-merge-text "a\n" "@@ -5,1 +5,1 @@\n-x\n+y\n" "current")))
+
+(ert-deftest gemini-companion-test-proposal-buffer ()
+  "A proposal shows hunks when its diff rebuilds it, else the proposal whole."
+  (let ((open (gethash 'diff/open gemini-companion-link--handlers))
+        (gemini-companion-diff-select-window nil))
+    (dolist (case '(("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n" t)
+                    ("x" nil)
+                    ("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+Z\n b\n" nil)))
+      (funcall open (list :filePath "/tmp/gct-none/f.txt" :newContent "A\nb\n"
+                          :originalContent "a\nb\n" :unifiedDiff (car case) :diffId 1))
+      (let ((buffer (gemini-companion-diff-buffer "/tmp/gct-none/f.txt")))
+        (unwind-protect
+            (with-current-buffer buffer
+              (should (eq (and (string-match-p "^<<<<<<< " (buffer-string)) t) (cadr case)))
+              (should (equal (gemini-companion-diff-content) "A\nb\n"))
+              (should (string-match-p "C-c C-c accept" header-line-format)))
+          (gemini-companion-diff--teardown buffer))))))
+
+(ert-deftest gemini-companion-test-clip-and-columns ()
+  "Selections are cut at a UTF-8 character boundary; columns count UTF-16 units."
+  (should (equal (gemini-companion-context-clip "héllo" 3) "hé"))
+  (should (equal (gemini-companion-context-clip "h😀" 3) "h"))
+  (should (equal (gemini-companion-context-clip "abc" 10) "abc"))
+  (should (= (gemini-companion-context-utf16-column "a😀b") 4)))
+
+;;; Transcript replay: this package against the sidecar's side of a transcript
+
+(defclass gemini-companion-test-conn (jsonrpc-connection)
+  ((sent :initform nil :accessor gemini-companion-test-sent))
+  "A connection whose other end is the replayer.")
+
+(cl-defmethod jsonrpc-connection-send ((conn gemini-companion-test-conn) &rest args)
+  "Record the message ARGS the package sends on CONN, as JSON text."
+  (let ((method (plist-get args :method)))
+    (when (and method (symbolp method))
+      (setq args (plist-put args :method (symbol-name method)))))
+  (let ((json (json-serialize (append '(:jsonrpc "2.0") args) :null-object nil :false-object :json-false)))
+    (setf (gemini-companion-test-sent conn)
+          (append (gemini-companion-test-sent conn) (list json)))))
+
+(cl-defmethod jsonrpc-running-p ((_conn gemini-companion-test-conn)) t)
+
+(defvar gemini-companion-test--conn nil "The replay's connection.")
+(defvar gemini-companion-test--on-shutdown nil)
+
+(defun gemini-companion-test--parse (json)
+  "JSON text as alists, with :null and :false kept."
+  (json-parse-string json :object-type 'alist :array-type 'array :null-object :null :false-object :false))
+
+(defvar gemini-companion-test--captures nil
+  "Key -> value last matched by a placeholder (alist), for lines sent later.")
+
+(defun gemini-companion-test--placeholder-p (v)
+  "Non-nil when V is a transcript placeholder."
+  (member v '("<any>" "<string>" "<number>" "<id>")))
+
+(defun gemini-companion-test--match (want got &optional key caps)
+  "Whether GOT matches transcript value WANT (under KEY).
+CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
+  (cond
+   ((gemini-companion-test--placeholder-p want)
+    (and (pcase want
+           ("<any>" t)
+           ("<string>" (stringp got))
+           ("<number>" (numberp got))
+           ("<id>" (or (numberp got) (stringp got))))
+         (progn (when (and caps key) (push (cons key got) (car caps))) t)))
+   ((and (consp want) (consp (car want)) (symbolp (caar want)))
+    (and (listp got)
+         (cl-every (lambda (kv)
+                     (let ((cell (assq (car kv) got)))
+                       (and cell (gemini-companion-test--match (cdr kv) (cdr cell) (car kv) caps))))
+                   want)))
+   ((null want) (listp got))            ; {} matches any object
+   ((and (vectorp want) (vectorp got))
+    (and (= (length want) (length got))
+         (cl-every (lambda (pair) (gemini-companion-test--match (car pair) (cdr pair) key caps))
+                   (cl-mapcar #'cons want got))))
+   (t (equal want got))))
+
+(defun gemini-companion-test--fill (value &optional key)
+  "VALUE (a sidecar line) with its placeholders filled in, under KEY."
+  (cond
+   ((gemini-companion-test--placeholder-p value)
+    (let ((cap (assq key gemini-companion-test--captures)))
+      (cond (cap (cdr cap))
+            ((equal value "<number>") 1)
+            ((equal value "<string>") "x")
+            (t :null))))
+   ((and (consp value) (consp (car value)) (symbolp (caar value)))
+    (mapcar (lambda (kv) (cons (car kv) (gemini-companion-test--fill (cdr kv) (car kv)))) value))
+   ((vectorp value) (vconcat (mapcar (lambda (v) (gemini-companion-test--fill v key)) value)))
+   (t value)))
+
+(defun gemini-companion-test--subst (text vars)
+  "TEXT with each ${NAME} of VARS (alist of NAME . PATH) replaced, JSON-escaped."
+  (dolist (v vars text)
+    (let ((escaped (substring (json-serialize (cdr v)) 1 -1)))
+      (setq text (string-replace (format "${%s}" (car v)) escaped text)))))
+
+(defun gemini-companion-test--prod (msg vars)
+  "Make the package send plugin message MSG (an alist) through its own code."
+  (let* ((method (alist-get 'method msg))
+         (params (alist-get 'params msg))
+         (path (and (listp params) (alist-get 'path params))))
+    (pcase method
+      ((or "context/fileFocused" "context/selectionChanged")
+       (when (stringp path)
+         (unless (file-exists-p path) (write-region "line one\nline two\nline three\n" nil path))
+         (switch-to-buffer (find-file-noselect path))
+         (deactivate-mark)
+         (let ((cursor (alist-get 'cursor params)))
+           (when (listp cursor)
+             (goto-char (point-min))
+             (forward-line (1- (or (alist-get 'line cursor) 1)))
+             (forward-char (min (1- (or (alist-get 'character cursor) 1))
+                                (- (line-end-position) (point))))))
+         (let ((sel (alist-get 'selectedText params)))
+           (when (and (stringp sel) (search-backward sel nil t))
+             (set-mark (point)) (goto-char (+ (point) (length sel))) (activate-mark)))
+         (gemini-companion-context-flush)))
+      ("context/fileClosed"
+       (let ((b (find-buffer-visiting path))) (when b (kill-buffer b))))
+      ("terminal/env" (gemini-companion-link-terminal-env #'ignore))
+      ((guard (and (stringp method) (alist-get 'id msg)))
+       (gemini-companion-link-request method (gemini-companion-test--to-plist params vars) #'ignore))
+      ((guard (stringp method))
+       (gemini-companion-link-notify method (gemini-companion-test--to-plist params vars))))))
+
+(defun gemini-companion-test--to-plist (value _vars)
+  "VALUE (parsed alists) as the plists jsonrpc uses."
+  (if (or (null value) (eq value :null))
+      nil
+    (json-parse-string (json-serialize value :null-object :null :false-object :false)
+                       :object-type 'plist :null-object nil :false-object :json-false)))
+
+(defun gemini-companion-test--user (action)
+  "Perform the user's ACTION (an alist) through the package's commands."
+  (let* ((what (alist-get 'action action))
+         (buffer (or (car (delq nil (mapcar #'gemini-companion-diff-buffer (gemini-companion-diff-views))))
+                     (ert-fail (format "user %s: no proposal is open" what)))))
+    (with-current-buffer buffer
+      (pcase what
+        ("accept" (gemini-companion-accept))
+        ("reject" (gemini-companion-reject))
+        ("edit" (let ((inhibit-read-only t))
+                  (erase-buffer) (insert (alist-get 'content action))))
+        ("close" (kill-buffer buffer))
+        ("acceptOverDiskChange" (gemini-companion-accept)
+         (when (buffer-live-p buffer) (gemini-companion-accept)))
+        (_ (ert-fail (format "unknown user action %s" what)))))))
+
+(defun gemini-companion-test--connect (_name _command)
+  "Make the replay's connection (replaces `gemini-companion-link--connect')."
+  (setq gemini-companion-test--conn
+        (gemini-companion-test-conn
+         :name "replay"
+         :events-buffer-scrollback-size 0
+         :request-dispatcher (gemini-companion-link--dispatch 'request)
+         :notification-dispatcher (gemini-companion-link--dispatch 'notification)))
+  (setq gemini-companion-link--proc nil)
+  gemini-companion-test--conn)
+
+(defun gemini-companion-test-replay (file)
+  "Replay transcript FILE against the package; fail on the first mismatch."
+  (gemini-companion-test-with-dir dir
+    (let* ((vars `(("workspace" . ,(directory-file-name dir))
+                   ("file" . ,(concat dir "file.txt"))
+                   ("file2" . ,(concat dir "file2.txt"))
+                   ("file3" . ,(concat dir "file3.txt"))))
+           (gemini-companion-link-connect-function #'gemini-companion-test--connect)
+           ;; Never run: the connection above stands in for the process.
+           (gemini-companion-sidecar-program (executable-find "true"))
+           (gemini-companion-link-workspace-function (lambda () (list (directory-file-name dir))))
+           (gemini-companion-context-delay 3600)
+           (default-directory dir)
+           (ids nil) (consumed nil) (next-id 9000) (n 0) (done-early nil)
+           (plugin-pending nil) (sidecar-pending nil)
+           (gemini-companion-test--captures nil)
+           (lines (with-temp-buffer
+                    (insert-file-contents file)
+                    (split-string (buffer-string) "\n" t "[ \t\r]+"))))
+      (write-region "one\ntwo\nthree\n" nil (cdr (assoc "file" vars)))
+      (gemini-companion-context-enable t)
+      (unwind-protect
+          (dolist (line lines)
+            (setq n (1+ n))
+            (let* ((entry (gemini-companion-test--parse (gemini-companion-test--subst line vars)))
+                   (who (if (memq n done-early) 'comment (caar entry))) (msg (cdar entry))
+                   (where (format "%s line %d" (file-name-nondirectory file) n)))
+              ;; A diff/close answered with null content while the view is
+              ;; still open records a race: the user's decision (a later
+              ;; `user' line before the next `sidecar' line) came first.
+              (when (and (eq who 'sidecar) (equal (alist-get 'method msg) "diff/close"))
+                (let ((later (nthcdr n lines)) (k n) (null-reply nil) (users nil))
+                  (while (and later (not (eq (caar (gemini-companion-test--parse (car later))) 'sidecar)))
+                    (setq k (1+ k))
+                    (let* ((e (gemini-companion-test--parse (gemini-companion-test--subst (car later) vars)))
+                           (m (cdar e)))
+                      (pcase (caar e)
+                        ('plugin (when (and (listp m) (alist-get 'id m) (not (alist-get 'method m))
+                                            (eq (alist-get 'content (alist-get 'result m)) :null))
+                                   (setq null-reply t)))
+                        ('user (push (cons k m) users))))
+                    (setq later (cdr later)))
+                  (when (and null-reply users
+                             (gemini-companion-diff-buffer (alist-get 'filePath (alist-get 'params msg))))
+                    (dolist (u (nreverse users))
+                      (push (car u) done-early)
+                      (gemini-companion-test--user (cdr u))))))
+              (pcase who
+                ('comment nil)
+                ('cli nil)
+                ('plugin
+                 ;; Prod the package unless it sends this message by itself
+                 ;; (replies, decisions, initialize, shutdown).
+                 (let ((method (alist-get 'method msg)))
+                   (cond ((and (null method) (alist-get 'id msg)) nil)
+                         ((member method '("initialize" "diff/accepted" "diff/rejected")) nil)
+                         ((equal method "shutdown") (gemini-companion-link-stop))
+                         (t (gemini-companion-test--prod msg vars))))
+                 (when (equal (alist-get 'method msg) "initialize")
+                   ;; The first one; after a restart the package starts
+                   ;; the sidecar itself, after the policy's delay.
+                   (unless (or gemini-companion-test--conn (timerp gemini-companion-link--timer))
+                     (gemini-companion-link-start)))
+                 (let* ((want-id (alist-get 'id msg))
+                        (request (alist-get 'method msg))
+                        ;; A reply carries the id of the earliest unanswered
+                        ;; request of the replayer (or the one a literal id names).
+                        (expect-id (and want-id (not request)
+                                        (if (equal want-id "<id>") (car sidecar-pending)
+                                          (cdr (assoc want-id ids)))))
+                        (body (assq-delete-all 'id (copy-sequence msg)))
+                        (found
+                         (gemini-companion-test-wait
+                          (format "%s: the package to send %s; it sent %S (matched %S)" where line
+                                  (and gemini-companion-test--conn
+                                       (gemini-companion-test-sent gemini-companion-test--conn))
+                                  (reverse consumed))
+                          (lambda ()
+                            (let ((sent (and gemini-companion-test--conn
+                                             (gemini-companion-test-sent gemini-companion-test--conn)))
+                                  (i 0) (hit nil))
+                              (while (and (not hit) (< i (length sent)))
+                                (let ((got (gemini-companion-test--parse (nth i sent)))
+                                      (caps (list nil)))
+                                  (when (and (not (memq i consumed))
+                                             (eq (null want-id) (null (assq 'id got)))
+                                             (or (not expect-id) (equal expect-id (alist-get 'id got)))
+                                             (gemini-companion-test--match body got nil caps))
+                                    (setq gemini-companion-test--captures
+                                          (append (car caps) gemini-companion-test--captures))
+                                    (setq hit (cons i got))))
+                                (setq i (1+ i)))
+                              hit))
+                          5))
+                        (got-id (alist-get 'id (cdr found))))
+                   (push (car found) consumed)
+                   (cond (request
+                          (when want-id
+                            (setq plugin-pending (append plugin-pending (list got-id)))
+                            (unless (equal want-id "<id>") (push (cons want-id got-id) ids))))
+                         (want-id (setq sidecar-pending (delete got-id sidecar-pending))))))
+                ('sidecar
+                 (let* ((id (alist-get 'id msg))
+                        (real (cond ((null id) nil)
+                                    ((alist-get 'method msg)
+                                     (let ((mine (cl-incf next-id)))
+                                       (setq sidecar-pending (append sidecar-pending (list mine)))
+                                       (unless (equal id "<id>") (push (cons id mine) ids))
+                                       mine))
+                                    ((and (not (equal id "<id>")) (assoc id ids)) (cdr (assoc id ids)))
+                                    (t (pop plugin-pending))))
+                        (filled (gemini-companion-test--fill (assq-delete-all 'id (copy-sequence msg))))
+                        (out (if real (cons (cons 'id real) filled) filled)))
+                   (with-temp-buffer
+                     (jsonrpc-connection-receive
+                      gemini-companion-test--conn
+                      (gemini-companion-test--to-plist out vars)))))
+                ('user (gemini-companion-test--user msg))
+                ('restart
+                 (let ((conn gemini-companion-test--conn))
+                   (setq gemini-companion-test--conn nil consumed nil plugin-pending nil sidecar-pending nil)
+                   (gemini-companion-link--on-exit conn)))
+                (_ (ert-fail (format "%s: unknown actor %s" where who))))))
+        (gemini-companion-context-enable nil)
+        (when (and gemini-companion-test--conn
+                   (eq gemini-companion-test--conn gemini-companion-link--conn))
+          (setq gemini-companion-link--state 'stopping)
+          (gemini-companion-link--on-exit gemini-companion-test--conn))
+        (setq gemini-companion-test--conn nil)
+        (dolist (b (buffer-list))
+          (when (or (buffer-local-value 'gemini-companion-diff--view b)
+                    (string-prefix-p dir (or (buffer-file-name b) "")))
+            (with-current-buffer b (set-buffer-modified-p nil))
+            (let ((kill-buffer-hook nil)) (kill-buffer b))))
+        (clrhash gemini-companion-diff--views)))))
+
+(defun gemini-companion-test-transcripts ()
+  "The transcript files named by GEMINI_COMPANION_TRANSCRIPTS (folders)."
+  (let ((dirs (split-string (or (getenv "GEMINI_COMPANION_TRANSCRIPTS") "") path-separator t)))
+    (cl-loop for d in dirs
+             when (file-directory-p d)
+             append (cl-remove-if
+                     (lambda (f) (string-prefix-p "sidecar-" (file-name-nondirectory f)))
+                     (directory-files d t "\\.jsonl\\'")))))
+
+(ert-deftest gemini-companion-test-replay-transcripts ()
+  "Every transcript replays: the package sends what a plugin must send."
+  (let ((files (gemini-companion-test-transcripts)))
+    (unless files (ert-skip "GEMINI_COMPANION_TRANSCRIPTS names no transcripts"))
+    (dolist (f files)
+      (message "replaying %s" f)
+      (gemini-companion-test-replay f))))
+
+;;; Against the real sidecar
+
+(defun gemini-companion-test-binary ()
+  "The sidecar binary under test, or skip."
+  (let ((bin (getenv "GIC_BINARY")))
+    (unless (and bin (file-executable-p bin)) (ert-skip "GIC_BINARY is not set"))
+    bin))
+
+(defmacro gemini-companion-test-with-sidecar (dir &rest body)
+  "Run BODY with the package on, its sidecar started in temporary DIR."
+  (declare (indent 1))
+  `(gemini-companion-test-with-dir ,dir
+     (let* ((gemini-companion-sidecar-program (gemini-companion-test-binary))
+            (process-environment (cons (concat "TMPDIR=" ,dir) process-environment))
+            (gemini-companion-workspace-function (lambda () (list (directory-file-name ,dir))))
+            (default-directory ,dir)
+            (warning-minimum-log-level :emergency))
+       (unwind-protect
+           (progn
+             (gemini-companion-mode 1)
+             (gemini-companion-test-wait "the sidecar to start" #'gemini-companion-link-running-p)
+             ,@body)
+         (gemini-companion-mode -1)
+         (gemini-companion-link-stop t)))))
+
+(ert-deftest gemini-companion-test-sidecar-v2-handshake ()
+  "The package speaks editor link v2 with LSP framing to the real sidecar."
+  (gemini-companion-test-with-sidecar dir
+    (let ((info (gemini-companion-link-info)))
+      (should (equal (plist-get info :protocolVersion) 2))
+      (should (file-exists-p (plist-get info :discoveryFile)))
+      (should (plist-get (plist-get info :policy) :restart))
+      (let ((st (gemini-companion-link-request-sync "status/get" nil 5)))
+        (should (equal (append (plist-get st :workspaceFolders) nil) (list (directory-file-name dir))))))
+    (let ((env nil))
+      (gemini-companion-link-terminal-env (lambda (e) (setq env (or e '("none")))))
+      (gemini-companion-test-wait "terminal/env" (lambda () env))
+      (should (member (format "GEMINI_CLI_IDE_SERVER_PORT=%s" (plist-get (gemini-companion-link-info) :port)) env)))
+    (should (string-match-p "\\`Gemini: " (gemini-companion-status-text)))))
+
+(ert-deftest gemini-companion-test-sidecar-folders-change ()
+  "A new workspace reaches the sidecar; terminals opened after it get its env."
+  (gemini-companion-test-with-sidecar dir
+    (let ((other (directory-file-name (expand-file-name "other" dir)))
+          (env nil))
+      (make-directory other)
+      (gemini-companion-link-set-folders (list other))
+      (gemini-companion-link-terminal-env (lambda (e) (setq env (or e '("none")))))
+      (gemini-companion-test-wait "terminal/env" (lambda () env))
+      (should (member (concat "GEMINI_CLI_IDE_WORKSPACE_PATH=" other) env))
+      (gemini-companion-test-wait
+       "workspace/envChanged"
+       (lambda () (equal (plist-get (plist-get (gemini-companion-link-info) :env) :GEMINI_CLI_IDE_WORKSPACE_PATH)
+                         other))))))
+
+(defun gemini-companion-test--cli-env (backend)
+  "Open the CLI in BACKEND; check its environment and that stopping ends it."
+  (gemini-companion-test-with-sidecar dir
+    (let* ((out (expand-file-name "env.txt" dir))
+           (gemini-companion-terminal backend)
+           ;; A stand-in CLI that writes what it got and starts a child.
+           (gemini-companion-cli-command
+            (list "sh" "-c" (format "echo \"$GEMINI_CLI_IDE_SERVER_PORT $GEMINI_CLI_IDE_WORKSPACE_PATH $(pwd -P)\" > %s.tmp; mv %s.tmp %s; sleep 300 & wait"
+                                    out out out))))
+      ;; Given in a buffer of the project; answers are read elsewhere.
+      (with-temp-buffer
+        (setq default-directory dir)
+        (gemini-companion-cli))
+      (gemini-companion-test-wait "the CLI's output" (lambda () (file-exists-p out)))
+      (should (equal (with-temp-buffer (insert-file-contents out) (buffer-string))
+                     (format "%s %s %s\n" (plist-get (gemini-companion-link-info) :port)
+                             (directory-file-name dir) (directory-file-name dir))))
+      (let* ((proc (get-buffer-process gemini-companion--cli-buffer))
+             (pid (process-id proc))
+             (child (string-to-number
+                     (shell-command-to-string (format "pgrep -P %d sleep" pid)))))
+        (should (> child 0))
+        (gemini-companion--stop-cli)
+        ;; The shell and the child it started are both gone.
+        (gemini-companion-test-wait "the CLI and its child to end"
+                                    (lambda () (and (not (process-live-p proc))
+                                                    (not (file-exists-p (format "/proc/%d" child))))))
+        (kill-buffer gemini-companion--cli-buffer)))))
+
+(ert-deftest gemini-companion-test-cli-in-term ()
+  "`gemini-companion-cli' in `term' gets the link's environment; stopping ends it all."
+  (gemini-companion-test--cli-env 'ansi-term))
+
+(ert-deftest gemini-companion-test-cli-in-vterm ()
+  "The same in vterm, when installed."
+  (unless (require 'vterm nil t) (ert-skip "vterm is not installed"))
+  (gemini-companion-test--cli-env 'vterm))
+
+(ert-deftest gemini-companion-test-sidecar-shutdown-removes-discovery ()
+  "Turning the mode off stops the sidecar, which removes its discovery file."
+  (gemini-companion-test-with-sidecar _dir
+    (let ((file (plist-get (gemini-companion-link-info) :discoveryFile))
+          (proc gemini-companion-link--proc))
+      (gemini-companion-mode -1)
+      (gemini-companion-test-wait "the sidecar to exit"
+                                  (lambda () (and (not (process-live-p proc))
+                                                  (eq (gemini-companion-link-state) 'stopped))))
+      ;; Nothing of it is left in Emacs either.
+      (should-not (cl-some (lambda (p) (string-prefix-p "gemini-companion" (process-name p)))
+                           (process-list)))
+      (should-not (file-exists-p file)))))
+
+(ert-deftest gemini-companion-test-sidecar-restarts-per-policy ()
+  "A sidecar that dies is restarted after the policy's delay, with the texts it sent."
+  (gemini-companion-test-with-sidecar _dir
+    (let ((first gemini-companion-link--proc)
+          (messages nil))
+      (cl-letf (((symbol-function 'gemini-companion-link-message)
+                 (lambda (_level text) (push text messages))))
+        (signal-process first 'SIGKILL)
+        (gemini-companion-test-wait "a restart"
+                                    (lambda () (and (gemini-companion-link-running-p)
+                                                    (not (eq gemini-companion-link--proc first)))))
+        (gemini-companion-test-wait "the restarted message"
+                                    (lambda () (cl-some (lambda (m) (string-match-p "restarted" m)) messages))))
+      (should (cl-some (lambda (m) (string-match-p "exited (.*); restarting it" m)) messages))
+      (should (file-exists-p (plist-get (gemini-companion-link-info) :discoveryFile))))))
+
+(ert-deftest gemini-companion-test-sidecar-fails-to-start ()
+  "A sidecar that exits at once is reported with its last stderr line; no restart."
+  (gemini-companion-test-with-dir dir
+    (let* ((script (expand-file-name "broken-sidecar" dir))
+           (gemini-companion-sidecar-program script)
+           (messages nil) (err nil))
+      (write-region "#!/bin/sh\necho 'boom: bad flag' >&2\nexit 2\n" nil script)
+      (set-file-modes script #o755)
+      (cl-letf (((symbol-function 'gemini-companion-link-message)
+                 (lambda (_level text) (push text messages))))
+        (gemini-companion-link-start (lambda (e) (setq err e)))
+        (gemini-companion-test-wait "the failure" (lambda () err)))
+      (should (string-match-p "failed to start (boom: bad flag)" err))
+      (should (equal messages (list err)))
+      (should (eq (gemini-companion-link-state) 'stopped))
+      (should-not (timerp gemini-companion-link--timer)))))
+
+(ert-deftest gemini-companion-test-restart-policy ()
+  "Restarts follow the policy's delays and limit; the texts are the policy's."
+  (let ((gemini-companion-link--policy
+         '(:restart (:delaysMs [100 700] :windowMs 60000 :maxRestarts 3)
+           :messages (:restarting "R({reason})" :gaveUp "G({count},{reason})")))
+        (gemini-companion-link--restarts nil)
+        (gemini-companion-link--state 'stopped)
+        (gemini-companion-link--timer nil)
+        (gemini-companion-link--restarting nil)
+        (gemini-companion-link-last-error nil)
+        (messages nil) (delays nil))
+    (cl-letf (((symbol-function 'gemini-companion-link-message)
+               (lambda (_level text) (push text messages)))
+              ((symbol-function 'run-with-timer)
+               (lambda (secs _repeat _fn) (push secs delays) 'timer)))
+      (dotimes (_ 4) (gemini-companion-link--schedule-restart "signal 9")))
+    (should (equal (reverse delays) '(0.1 0.7 0.7)))
+    (should (equal (reverse messages) '("R(signal 9)" "R(signal 9)" "R(signal 9)" "G(4,signal 9)")))
+    (should (equal gemini-companion-link-last-error "G(4,signal 9)"))))
+
+(ert-deftest gemini-companion-test-finds-the-binary ()
+  "A binary built into the package's bin/ wins over PATH; an absolute name is taken as is."
+  (gemini-companion-test-with-dir dir
+    (let ((built (expand-file-name "bin/gemini-ide-companion" dir))
+          (gemini-companion-sidecar-program "gemini-ide-companion"))
+      (cl-letf (((symbol-value 'gemini-companion-link--dir) dir))
+        (should-not (equal (gemini-companion-link-program) built))
+        (make-directory (file-name-directory built))
+        (write-region "#!/bin/sh\n" nil built)
+        (set-file-modes built #o755)
+        (should (equal (gemini-companion-link-program) built))
+        (let ((gemini-companion-sidecar-program "/nonexistent/x"))
+          (should-not (gemini-companion-link-program)))))))
+
+(ert-deftest gemini-companion-test-sidecar-missing ()
+  "A sidecar that cannot be found is reported, and nothing runs."
+  (let ((gemini-companion-sidecar-program "/nonexistent/gemini-ide-companion")
+        (err nil))
+    (gemini-companion-link-start (lambda (e) (setq err e)))
+    (should (string-match-p "cannot find /nonexistent/gemini-ide-companion" err))
+    (should (eq (gemini-companion-link-state) 'stopped))))
+
+(provide 'gemini-companion-test)
+;;; gemini-companion-test.el ends here

@@ -1,0 +1,108 @@
+package emacs
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+)
+
+// In interactive Emacs against the real sidecar, with a stand-in CLI (the
+// MCP client of testkit) to see what a CLI sees: the mode line shows the
+// sidecar's status text; switching buffers with C-x b reports the new
+// active file; a proposal killed with C-x k is rejected; a proposal the CLI
+// closes disappears and its text goes back to the CLI; M-x
+// gemini-companion-status and M-x gemini-companion-doctor tell the truth.
+func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
+	requireEmacs(t)
+	tmuxdrive.Require(t)
+	sb := testkit.NewSandbox(t)
+	a := filepath.Join(sb.Workspace, "a.txt")
+	b := filepath.Join(sb.Workspace, "b.txt")
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
+	em := startEmacs(t, sb, env, "gemini", "auto", "a.txt", "b.txt")
+	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
+
+	discPath, disc := sb.WaitDiscovery(t, waitTimeout)
+	cli := testkit.ConnectCLI(t, disc.Port, disc.AuthToken)
+	em.pane.WaitFor(t, "Gemini: 1 CLI connected", waitTimeout)
+
+	// The active file follows C-x b.
+	em.pane.Keys(t, "C-x", "b")
+	em.pane.Type(t, "a.txt")
+	if !testkit.Poll(waitTimeout, func() bool {
+		f := latestActive(t, cli)
+		return f != nil && f.Path == a
+	}) {
+		t.Fatalf("the CLI never saw a.txt active: %+v\n%s", latestActive(t, cli), em.pane.Screen())
+	}
+	em.pane.Keys(t, "C-x", "b")
+	em.pane.Type(t, "b.txt")
+	if !testkit.Poll(waitTimeout, func() bool {
+		f := latestActive(t, cli)
+		return f != nil && f.Path == b
+	}) {
+		t.Fatalf("the CLI never saw b.txt active: %+v\n%s", latestActive(t, cli), em.pane.Screen())
+	}
+
+	// A proposal killed with C-x k is rejected.
+	ctx := context.Background()
+	if res, err := cli.OpenDiff(ctx, a, "one\nTWO\nthree\n"); err != nil || res.IsError {
+		t.Fatalf("openDiff: %v %+v", err, res)
+	}
+	em.pane.WaitFor(t, "Gemini proposes a.txt", waitTimeout)
+	em.WaitEval(t, "the proposal selected", `(with-current-buffer (window-buffer (selected-window)) (and gemini-companion-diff--view t))`, waitTimeout)
+	em.pane.Keys(t, "C-x", "k")
+	em.pane.Type(t, "")
+	cli.WaitFor(t, "ide/diffRejected", waitTimeout, func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"filePath":"`+a+`"`)
+	})
+	em.WaitEval(t, "no proposal", `(null (gemini-companion-diff-views))`, waitTimeout)
+
+	// A proposal the CLI closes goes away; the CLI gets its text back, byte
+	// for byte, however large and whatever the characters.
+	big := strings.Repeat("new b: é ✓ 😀 \t tab, \"quoted\" \\ back\n", 6000)
+	started := time.Now()
+	if res, err := cli.OpenDiff(ctx, b, big); err != nil || res.IsError {
+		t.Fatalf("openDiff: %v %+v", err, res)
+	}
+	em.WaitEval(t, "the proposal for b.txt", `(and (member `+quote(b)+` (gemini-companion-diff-views)) t)`, waitTimeout)
+	t.Logf("a %d-byte proposal shown in %v", len(big), time.Since(started))
+	started = time.Now()
+	if got := cli.CloseDiffContent(t, ctx, b); got == nil || *got != big {
+		n := -1
+		if got != nil {
+			n = len(*got)
+		}
+		t.Errorf("closeDiff content (%d bytes) is not the %d-byte proposal", n, len(big))
+	}
+	t.Logf("and closed in %v", time.Since(started))
+	em.WaitEval(t, "no proposal", `(null (gemini-companion-diff-views))`, waitTimeout)
+	if data, _ := os.ReadFile(b); string(data) != "one\ntwo\nthree\n" {
+		t.Errorf("b.txt changed: %q", data)
+	}
+
+	// M-x gemini-companion-status.
+	em.pane.Keys(t, "M-x")
+	em.pane.Type(t, "gemini-companion-status")
+	em.pane.WaitFor(t, "connected Gemini CLI sessions: 1", waitTimeout)
+	em.pane.WaitFor(t, "discovery file: "+discPath, waitTimeout)
+
+	// M-x gemini-companion-doctor: the sidecar's doctor, with the CLI's
+	// environment, says a CLI started here would connect.
+	em.pane.Keys(t, "M-x")
+	em.pane.Type(t, "gemini-companion-doctor")
+	em.WaitEval(t, "the doctor's verdict", `(with-current-buffer "*gemini-companion doctor*"
+  (and (string-match-p "would connect" (buffer-string)) (not (string-match-p "NOT connect" (buffer-string)))))`, waitTimeout)
+}

@@ -1,0 +1,79 @@
+// Package emacs tests the Emacs package (plugins/emacs) in real Emacs: its
+// ERT suite in batch Emacs against the real sidecar (with the editor-link
+// transcripts replayed through the package's own code), its byte-compile,
+// checkdoc and package-lint checks, and, end to end, interactive `emacs -nw`
+// in tmux with the real Gemini CLI. Interactive Emacs is observed through
+// its server (emacsclient --eval) and driven with keys, as a user does.
+package emacs
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+)
+
+// waitTimeout bounds waiting for something Emacs or the sidecar does.
+const waitTimeout = 20 * time.Second
+
+// requireEmacs returns the emacs executable, or fails (CI) / skips.
+func requireEmacs(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("emacs")
+	if err != nil {
+		tmuxdrive.Missing(t, "emacs is not installed (apt-get install emacs-nox)")
+	}
+	return p
+}
+
+// pluginDir is plugins/emacs in this checkout.
+func pluginDir(t testing.TB) string {
+	return filepath.Join(testkit.ModuleRoot(t), "plugins", "emacs")
+}
+
+// transcriptDirs are the folders of editor-link transcripts the ERT replay
+// plays: the shared ones (when present) and the package's own.
+func transcriptDirs(t testing.TB) []string {
+	root := testkit.ModuleRoot(t)
+	var dirs []string
+	for _, d := range []string{
+		filepath.Join(root, "companion", "protocol", "transcripts"),
+		filepath.Join(root, "tests", "emacs", "transcripts"),
+	} {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// runBatch runs batch Emacs with args in dir and returns its combined
+// output and exit error.
+func runBatch(t testing.TB, env []string, args ...string) (string, error) {
+	t.Helper()
+	emacs := requireEmacs(t)
+	cmd := exec.Command(emacs, append([]string{"-Q", "--batch"}, args...)...)
+	cmd.Dir = testkit.ModuleRoot(t)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// ertSummary returns the "Ran N tests, ..." line of ERT's output.
+func ertSummary(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Ran ") {
+			return l
+		}
+	}
+	return ""
+}
