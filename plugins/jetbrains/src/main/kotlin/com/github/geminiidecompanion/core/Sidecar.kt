@@ -12,10 +12,8 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
 
-// The plugin's one transport and lifecycle module (editor link v2, section 6):
-// framing, JSON-RPC, spawning and initializing the sidecar, restarts per its
-// policy, the terminal environment and shutdown. Everything else uses only
-// Sidecar.request / notify / on.
+// The plugin's one transport and lifecycle module (editor link v2 section 6): framing, JSON-RPC, spawn,
+// initialize, restart per policy, terminal env, shutdown. Everything else uses Sidecar.request/notify/on.
 
 /** How messages are cut out of the byte stream: `ndjson` (v1) or `lsp` (Content-Length headers). */
 interface Framing {
@@ -32,7 +30,6 @@ fun interface FrameReader { fun next(): String? }
 
 /** A frame the reader had to skip (too large, bad header); the stream stays usable. */
 open class FrameSkipped(message: String) : IOException(message)
-
 /** A frame over the size limit, skipped whole. */
 class FrameTooLarge(val size: Long) : FrameSkipped("message of $size bytes is over the limit")
 
@@ -41,21 +38,18 @@ const val MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 /** Editor link v1's framing with the default limit. */
 val Ndjson = NdjsonFraming()
-
 /** The `lsp` framing with the default limit. */
 val Lsp = LspFraming()
 
 /** One JSON object per line of UTF-8 ending in `\n`; lines longer than [maxBytes] are skipped whole. */
 class NdjsonFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
     override val name = "ndjson"
-
     override fun reader(input: InputStream) = object : FrameReader {
         private val buf = ByteArray(64 * 1024)
         private var start = 0
         private var end = 0
         private val line = ByteArrayOutputStream()
         private var skipped = -1L // >= 0 while skipping an over-long line
-
         override fun next(): String? {
             while (true) {
                 if (start == end) {
@@ -83,7 +77,6 @@ class NdjsonFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
             }
         }
     }
-
     override fun write(output: OutputStream, message: String) {
         require(message.indexOf('\n') < 0) { "an NDJSON message must be one line" }
         output.write(message.toByteArray(Charsets.UTF_8))
@@ -99,10 +92,8 @@ class NdjsonFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
  */
 class LspFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
     override val name = "lsp"
-
     override fun reader(input: InputStream) = object : FrameReader {
         private val inp = input.buffered()
-
         private fun headerLine(): String? {
             val sb = StringBuilder()
             while (true) {
@@ -112,7 +103,6 @@ class LspFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
                 if (sb.length < 8192) sb.append(b.toChar())
             }
         }
-
         override fun next(): String? {
             var length = -1L
             var headers = 0
@@ -141,7 +131,6 @@ class LspFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
             return if (body.size < length) null else String(body, Charsets.UTF_8)
         }
     }
-
     override fun write(output: OutputStream, message: String) {
         val body = message.toByteArray(Charsets.UTF_8)
         output.write("Content-Length: ${body.size}\r\n\r\n".toByteArray(Charsets.US_ASCII))
@@ -153,11 +142,8 @@ class LspFraming(private val maxBytes: Int = MAX_MESSAGE_BYTES) : Framing {
 /** A JSON-RPC error: from the peer (a response's `error`) or for the peer. */
 class LinkError(val code: Int, message: String) : Exception(message) {
     companion object {
-        const val PARSE_ERROR = -32700
-        const val INVALID_REQUEST = -32600
-        const val METHOD_NOT_FOUND = -32601
-        const val INVALID_PARAMS = -32602
-        const val INTERNAL_ERROR = -32603
+        const val PARSE_ERROR = -32700; const val INVALID_REQUEST = -32600; const val METHOD_NOT_FOUND = -32601
+        const val INVALID_PARAMS = -32602; const val INTERNAL_ERROR = -32603
     }
 }
 
@@ -179,13 +165,11 @@ class Link(private val input: InputStream, private val output: OutputStream, pri
     private val pending = ConcurrentHashMap<Long, CompletableFuture<Any?>>()
     private val writeLock = Any()
     private val closed = AtomicBoolean(false)
-
     /** Starts the reader thread; returns this. */
     fun start(name: String = "gemini-companion-link"): Link {
         Thread({ readLoop() }, name).apply { isDaemon = true }.start()
         return this
     }
-
     /** Sends a request; the future completes with its result or fails ([LinkError] for an error answer). */
     fun request(method: String, params: Any?): CompletableFuture<Any?> {
         val id = ids.getAndIncrement()
@@ -194,31 +178,24 @@ class Link(private val input: InputStream, private val output: OutputStream, pri
         try { send(message("id" to id, "method" to method, "params" to params)) } catch (e: IOException) { pending.remove(id); future.completeExceptionally(e) }
         return future
     }
-
     /** Sends a notification; false when the link is gone. */
     fun notify(method: String, params: Any?): Boolean =
         try { send(message("method" to method, "params" to params)); true } catch (e: IOException) { false }
-
     /** True until the stream ends or [close] is called. */
     val isOpen: Boolean get() = !closed.get()
-
     /** Closes our side (the peer sees end of input); pending requests fail. */
     fun close() {
         if (!closed.compareAndSet(false, true)) return
         try { output.close() } catch (_: IOException) {}
         failPending()
     }
-
     private fun message(vararg pairs: Pair<String, Any?>): String =
         Json.stringify(linkedMapOf<String, Any?>("jsonrpc" to "2.0").apply { for ((k, v) in pairs) if (k != "params" || v != null) put(k, v) })
-
     private fun send(text: String) {
         if (closed.get()) throw IOException("the companion link is closed")
         synchronized(writeLock) { framing.write(output, text) }
     }
-
     private fun failPending() { for (id in pending.keys.toList()) pending.remove(id)?.completeExceptionally(IOException("the companion link closed")) }
-
     private fun readLoop() {
         val frames = framing.reader(input)
         var cause: Throwable? = null
@@ -232,7 +209,6 @@ class Link(private val input: InputStream, private val output: OutputStream, pri
         failPending()
         handler.onClosed(cause)
     }
-
     private fun dispatch(text: String) {
         val msg = try { Json.parse(text) } catch (e: Json.ParseError) { return handler.onProtocolError("not JSON from the companion: ${e.message}") }
         if (msg !is Map<*, *>) return handler.onProtocolError("not a JSON-RPC message: ${text.take(200)}")
@@ -252,7 +228,6 @@ class Link(private val input: InputStream, private val output: OutputStream, pri
             else -> handler.onProtocolError("not a JSON-RPC message: ${text.take(200)}")
         }
     }
-
     private fun answer(id: Any, method: String, params: Any?) {
         // A handler that throws (a LinkError for bad params) is answered with its error; the link stays up.
         val future = try { handler.onRequest(method, params) } catch (e: Exception) { CompletableFuture.failedFuture(e) }
@@ -304,50 +279,35 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
     @Volatile private var link: Link? = null
     @Volatile private var stopping = false
     @Volatile private var lastStderr = ""
-
     /** The policy from the last successful `initialize` (the contract's defaults before). */
     @Volatile var policy: Policy = Policy.DEFAULT; private set
     /** What this sidecar will send (from the last `initialize`). */
     @Volatile var capabilities = SidecarCapabilities(); private set
-    /** The last `initialize` result; null before. */
-    @Volatile var initResult: Any? = null; private set
     /** Environment for terminals: from `initialize`, then `workspace/envChanged`. */
     @Volatile var env: Map<String, String> = emptyMap(); private set
-
     /** True while the link is up. */
     val isRunning: Boolean get() = link?.isOpen == true
-
     /** Registers [handler] for a sidecar request or notification [method]; a request's answer is its return value (or a CompletableFuture). */
     fun on(method: String, handler: (params: Any?) -> Any?) { handlers[method] = handler }
-
     /** Sends a request; [callback] gets the result, or null and the error. */
-    fun request(method: String, params: Any?, callback: (result: Any?, error: Throwable?) -> Unit) {
-        request(method, params).whenComplete { r, e -> callback(r, (e as? java.util.concurrent.CompletionException)?.cause ?: e) }
-    }
-
+    fun request(method: String, params: Any?, callback: (result: Any?, error: Throwable?) -> Unit): Unit =
+        request(method, params).whenComplete { r, e -> callback(r, (e as? java.util.concurrent.CompletionException)?.cause ?: e) }.let {}
     /** Sends a request; the future fails when the sidecar is not running. */
     fun request(method: String, params: Any?): CompletableFuture<Any?> =
         link?.takeIf { it.isOpen }?.request(method, params) ?: CompletableFuture.failedFuture(IOException("the companion is not running"))
-
     /** Sends a notification; false when the sidecar is not running. */
     fun notify(method: String, params: Any?): Boolean = link?.notify(method, params) ?: false
-
     /** Starts the sidecar and initializes it; throws [IOException] with a message a user can act on. Resets the restart count. */
     fun start(): Any? {
         stopping = false
         synchronized(restarts) { restarts.clear() }
         return spawn(restarted = false)
     }
-
-    /**
-     * The variables for an integrated terminal opened now: `terminal/env` when
-     * the sidecar answers it, else the last known env.
-     */
+    /** The variables for an integrated terminal opened now: `terminal/env` when the sidecar answers it, else the last known env. */
     fun terminalEnv(timeoutMs: Long = 2000): Map<String, String> {
         if (!capabilities.terminalEnv || !isRunning) return env
         return try { stringMap(request("terminal/env", emptyMap<String, Any?>()).get(timeoutMs, TimeUnit.MILLISECONDS).field("env")) } catch (_: Exception) { env }
     }
-
     /** `shutdown`, end of stdin, then (after [graceMillis]) kill; no restart follows. Waits for the exit. */
     fun stop(graceMillis: Long = 3000) {
         stopping = true
@@ -361,13 +321,10 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
             if (!p.waitFor(graceMillis, TimeUnit.MILLISECONDS)) { p.destroy(); if (!p.waitFor(graceMillis, TimeUnit.MILLISECONDS)) p.destroyForcibly().waitFor() }
         }
     }
-
     /** The process's exit code, or null while it runs (or before it started). */
     fun exitCode(): Int? = process?.let { if (it.isAlive) null else it.exitValue() }
-
     /** The sidecar's process, for tests and diagnostics. */
     fun pid(): Long? = process?.pid()
-
     private fun spawn(restarted: Boolean): Any? {
         val argv = listOf(config.binary, "--stdio", "--framing=${config.framing.name}") + config.extraArgs
         val proc = try { config.launch(argv, config.environment) } catch (e: IOException) { throw IOException("could not start ${config.binary}: ${e.message}", e) }
@@ -389,11 +346,9 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
         policy = Policy.parse(result.field("policy"), policy)
         capabilities = SidecarCapabilities.parse(result.field("capabilities"))
         env = stringMap(result.field("env"))
-        initResult = result
         listener.ready(result, restarted)
         return result
     }
-
     /** Why [proc] ended, as `{reason}`: "exit code N", "signal N", or its last stderr line. */
     private fun reason(proc: Process): String {
         if (!proc.waitFor(2, TimeUnit.SECONDS)) return "its link closed"
@@ -405,7 +360,6 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
             else -> "exit code $code"
         }
     }
-
     private fun exited(why: String) {
         if (stopping) return
         val now = System.currentTimeMillis()
@@ -415,7 +369,6 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
         listener.message("warn", Policy.fill(policy.restarting, why, n + 1))
         try { timer.schedule({ restart() }, delay, TimeUnit.MILLISECONDS) } catch (_: java.util.concurrent.RejectedExecutionException) {}
     }
-
     private fun restart() {
         if (stopping) return
         synchronized(restarts) { restarts.addLast(System.currentTimeMillis()) }
@@ -426,30 +379,22 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
             exited(e.message ?: "restart failed")
         }
     }
-
     private inner class Handler(private val proc: Process) : LinkHandler {
         override fun onRequest(method: String, params: Any?): CompletableFuture<Any?> {
             val h = handlers[method] ?: return CompletableFuture.failedFuture(LinkError(LinkError.METHOD_NOT_FOUND, "unknown method $method"))
             @Suppress("UNCHECKED_CAST")
             return when (val r = h(params)) { is CompletableFuture<*> -> r as CompletableFuture<Any?>; else -> CompletableFuture.completedFuture(r) }
         }
-
         override fun onNotification(method: String, params: Any?) {
             if (method == "workspace/envChanged") env = stringMap(params.field("env"))
             handlers[method]?.invoke(params)
         }
-
         override fun onClosed(cause: Throwable?) {
             if (proc !== process) return
             if (cause != null) listener.protocolError("the companion link failed: ${cause.message}")
             listener.down()
             if (!stopping) exited(reason(proc))
         }
-
         override fun onProtocolError(message: String) = listener.protocolError(message)
     }
 }
-
-/** The string-to-string entries of a JSON object (environment maps). */
-fun stringMap(v: Any?): Map<String, String> =
-    (v as? Map<*, *>)?.entries?.mapNotNull { (k, value) -> if (k is String && value is String) k to value else null }?.toMap() ?: emptyMap()
