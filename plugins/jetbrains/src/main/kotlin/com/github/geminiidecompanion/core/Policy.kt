@@ -42,7 +42,7 @@ data class Policy(
             maxSelectedTextUtf16 = 16384,
             maxMessageBytes = 268_435_456,
             restarting = "gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.",
-            gaveUp = "gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it. Run $RESTART_COMMAND to try again.",
+            gaveUp = "gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it: run $RESTART_COMMAND to try again.",
             restarted = "gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable.",
         )
 

@@ -276,6 +276,7 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
     private val timer: ScheduledExecutorService = Executors.newSingleThreadScheduledExecutor { r -> Thread(r, "gemini-companion-restart").apply { isDaemon = true } }
     private val restarts = ArrayDeque<Long>()
     @Volatile private var process: Process? = null
+    @Volatile private var ready: Process? = null // the process whose initialize succeeded: only its exit counts as a crash
     @Volatile private var link: Link? = null
     @Volatile private var stopping = false
     @Volatile private var lastStderr = ""
@@ -338,14 +339,14 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
             l.request("initialize", config.initParams()).get(config.initTimeoutMs, TimeUnit.MILLISECONDS)
         } catch (e: Exception) {
             val cause = (e as? java.util.concurrent.ExecutionException)?.cause ?: e
-            process = null // so its end is not taken for a crash
-            l.close(); proc.destroy()
+            l.close(); proc.destroy() // the caller reports this failure, not the link's end
             val detail = if (cause is java.util.concurrent.TimeoutException) "no answer in ${config.initTimeoutMs / 1000} s" else cause.message
             throw IOException("initialize failed: $detail" + (lastStderr.takeIf { it.isNotBlank() }?.let { " ($it)" } ?: ""), cause)
         }
         policy = Policy.parse(result.field("policy"), policy)
         capabilities = SidecarCapabilities.parse(result.field("capabilities"))
         env = stringMap(result.field("env"))
+        ready = proc
         listener.ready(result, restarted)
         return result
     }
@@ -353,9 +354,8 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
     private fun reason(proc: Process): String {
         if (!proc.waitFor(2, TimeUnit.SECONDS)) return "its link closed"
         val code = proc.exitValue()
-        val onWindows = System.getProperty("os.name").startsWith("Windows")
         return when {
-            code > 128 && !onWindows -> "signal ${code - 128}"
+            code > 128 && !System.getProperty("os.name").startsWith("Windows") -> "signal ${code - 128}"
             code != 0 && lastStderr.isNotBlank() -> lastStderr
             else -> "exit code $code"
         }
@@ -390,7 +390,7 @@ class Sidecar(private val config: SidecarConfig, private val listener: SidecarLi
             handlers[method]?.invoke(params)
         }
         override fun onClosed(cause: Throwable?) {
-            if (proc !== process) return
+            if (proc !== ready) return
             if (cause != null) listener.protocolError("the companion link failed: ${cause.message}")
             listener.down()
             if (!stopping) exited(reason(proc))

@@ -37,6 +37,7 @@ import com.intellij.openapi.fileEditor.FileEditorManagerListener
 import com.intellij.openapi.fileTypes.FileTypeManager
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.roots.ProjectRootManager
+import com.intellij.openapi.util.Computable
 import com.intellij.openapi.vfs.VirtualFile
 import com.intellij.openapi.vfs.VirtualFileManager
 import com.intellij.openapi.vfs.newvfs.BulkFileListener
@@ -102,6 +103,8 @@ class GeminiProjectService(private val project: Project) : Disposable {
 
     private fun startNow() {
         if (project.isDisposed) return
+        // A companion that gave up (or waits to restart) is stopped for good first: never two per project.
+        session?.let { session = null; it.stop() }
         val binary = try {
             SidecarLocator.find(GeminiSettings.get().state.sidecarPath)
         } catch (e: IOException) {
@@ -147,10 +150,13 @@ class GeminiProjectService(private val project: Project) : Disposable {
 
     override fun dispose() { stop() }
 
+    /** The project's content roots (read under a read action: this runs on a pooled thread). */
     private fun workspaceFolders(): List<String> {
-        val roots = ProjectRootManager.getInstance(project).contentRoots
-            .filter { ContextRules.countsAsFile(it.fileSystem.protocol, it.path, false) }
-            .map { File(it.path).absolutePath }
+        val roots = ApplicationManager.getApplication().runReadAction(Computable {
+            ProjectRootManager.getInstance(project).contentRoots
+                .filter { ContextRules.countsAsFile(it.fileSystem.protocol, it.path, false) }
+                .map { File(it.path).absolutePath }
+        })
         if (roots.isNotEmpty()) return roots.distinct()
         return listOfNotNull(project.basePath?.let { File(it).absolutePath })
     }

@@ -181,9 +181,9 @@ fun sidecarTests() {
             assertTrue(f.session.isRunning)
             val info = f.session.info!!
             assertTrue(info.port != firstPort || info.authToken.isNotEmpty())
-            // The restarted sidecar was told the open file again: a new CLI sees it.
-            val cli = f.cli()
-            cli.waitFor("ide/contextUpdate") { activeFile(it).str("path") == file.absolutePath }
+            // The restarted sidecar was told the open file again: a new CLI (on its new port) sees it.
+            val cli = McpClient(info.port, info.authToken).connect()
+            try { cli.waitFor("ide/contextUpdate") { activeFile(it).str("path") == file.absolutePath } } finally { cli.close() }
         }
     }
     test("sidecar: a sidecar that keeps dying is given up on with the gaveUp text") {
@@ -246,7 +246,8 @@ fun sidecarTests() {
         Fixture(trusted = true).use { f ->
             val cli = f.cli()
             val target = File(f.workspace, "d.txt").apply { writeText("old\n") }
-            Thread { cli.callTool("openDiff", mapOf("filePath" to target.absolutePath, "newContent" to "new\n")) }.start()
+            // openDiff returns once the view is shown and the sidecar watches the file.
+            cli.callTool("openDiff", mapOf("filePath" to target.absolutePath, "newContent" to "new\n"))
             val p = assertNotNull(f.ui.shown.poll(10, TimeUnit.SECONDS))
             assertNotNull(p.diffId, "a v2 sidecar numbers its proposals")
             target.writeText("someone else\n")

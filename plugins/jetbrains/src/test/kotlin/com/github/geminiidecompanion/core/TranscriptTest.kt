@@ -85,10 +85,10 @@ private class ReplayUi : CompanionUi {
  */
 private class Replayer(private val name: String, private val steps: List<Any?>) {
     private val tmp: File = Files.createTempDirectory("gic-replay").toFile()
-    private val workspace = File(tmp, "workspace").apply { mkdirs() }
+    private val workspace = File(tmp, "workspace").apply { mkdirs(); File(this, "file.txt").writeText("one\ntwo\nthree\n") }
     private val processes = LinkedBlockingQueue<FakeProcess>()
     private var proc: FakeProcess? = null
-    private val fromCore = LinkedBlockingQueue<Any?>()
+    private val fromCore = java.util.concurrent.LinkedBlockingDeque<Any?>()
     private val ui = ReplayUi()
     private val session = CompanionSession(SessionConfig(
         binary = "gemini-ide-companion",
@@ -111,26 +111,38 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
         else -> v
     }
 
+    /** The value each placeholder last matched, by key: a `sidecar` line's placeholders are filled from it. */
+    private val lastByKey = HashMap<String, Any?>()
+
     /** Null when [actual] matches [expected] (transcript rules), else where it differs. */
-    private fun mismatch(expected: Any?, actual: Any?, present: Boolean, at: String, id: Any?): String? {
+    private fun mismatch(expected: Any?, actual: Any?, present: Boolean, at: String, id: Any?, key: String = ""): String? {
+        fun placeholder(ok: Boolean, why: String): String? { if (ok) lastByKey[key] = actual; return if (ok) null else why }
         when (expected) {
-            "<any>" -> return if (present) null else "$at: missing"
-            "<string>" -> return if (actual is String) null else "$at: not a string: $actual"
-            "<number>" -> return if (actual is Long || actual is Double) null else "$at: not a number: $actual"
+            "<any>" -> return placeholder(present, "$at: missing")
+            "<string>" -> return placeholder(actual is String, "$at: not a string: $actual")
+            "<number>" -> return placeholder(actual is Long || actual is Double, "$at: not a number: $actual")
             "<id>" -> return if (present && (id == null || actual == id)) null else "$at: id $actual, expected $id"
             is Map<*, *> -> {
                 if (actual !is Map<*, *>) return "$at: not an object: ${Json.stringify(actual)}"
-                for ((k, v) in expected) mismatch(v, actual[k], actual.containsKey(k), "$at.$k", id)?.let { return it }
+                for ((k, v) in expected) mismatch(v, actual[k], actual.containsKey(k), "$at.$k", id, k as String)?.let { return it }
                 return null
             }
             is List<*> -> {
                 if (actual !is List<*> || actual.size != expected.size) return "$at: ${Json.stringify(actual)} is not ${Json.stringify(expected)}"
-                expected.forEachIndexed { i, e -> mismatch(e, actual[i], true, "$at[$i]", id)?.let { return it } }
+                expected.forEachIndexed { i, e -> mismatch(e, actual[i], true, "$at[$i]", id, key)?.let { return it } }
                 return null
             }
             is Number -> return if (actual is Number && actual.toDouble() == expected.toDouble()) null else "$at: $actual, expected $expected"
             else -> return if (present && actual == expected) null else "$at: ${Json.stringify(actual)}, expected ${Json.stringify(expected)}"
         }
+    }
+
+    /** A `sidecar` line as sent: each placeholder takes the value last matched under its key, else 1 / "x" / null. */
+    private fun fill(v: Any?, key: String = ""): Any? = when (v) {
+        "<number>", "<string>", "<any>" -> if (lastByKey.containsKey(key)) lastByKey[key] else when (v) { "<number>" -> 1L; "<string>" -> "x"; else -> null }
+        is Map<*, *> -> LinkedHashMap<String, Any?>().apply { for ((k, x) in v) put(k as String, if (k == "id") x else fill(x, k)) }
+        is List<*> -> v.map { fill(it, key) }
+        else -> v
     }
 
     private fun connect(): FakeProcess {
@@ -169,16 +181,28 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
     private fun expectFromCore(step: Any?, index: Int) {
         val expected = subst(step)
         drive(expected)
-        val actual = fromCore.poll(10, TimeUnit.SECONDS) ?: fail("$name step $index: the core sent nothing; expected ${Json.stringify(expected)}" + (lastUser?.let { " (after user $it)" } ?: ""))
         val isAnswer = expected.field("method") == null
         val id = if (isAnswer) pendingOurs.firstOrNull() else null
-        mismatch(expected, actual, true, "step $index", id)?.let { fail("$name: $it\n  sent: ${Json.stringify(actual)}") }
+        // Notifications no line expects are ignored (transcript rules); anything else must match.
+        val ignored = ArrayList<String>()
+        val deadline = System.nanoTime() + 10_000_000_000
+        var actual: Any?
+        while (true) {
+            val left = (deadline - System.nanoTime()) / 1_000_000
+            actual = (if (left > 0) fromCore.poll(left, TimeUnit.MILLISECONDS) else null)
+                ?: fail("$name step $index: the core sent nothing matching ${Json.stringify(expected)}" +
+                    (lastUser?.let { " (after user $it)" } ?: "") + (if (ignored.isEmpty()) "" else "; it sent, ignored: $ignored"))
+            val why = mismatch(expected, actual, true, "step $index", id) ?: break
+            if (actual.field("method") != null && actual.field("id") == null) { ignored.add(Json.stringify(actual)); continue }
+            fail("$name: $why\n  sent: ${Json.stringify(actual)}")
+        }
         if (isAnswer) pendingOurs.removeFirstOrNull() else actual.field("id")?.let { pendingCore.addLast(it); coreMethods[it] = actual.str("method")!! }
     }
 
     /** Sends a `sidecar` step: requests get a real id; an answer gets the id of the core's oldest unanswered request. */
     private fun sendToCore(step: Any?) {
-        val m = LinkedHashMap(subst(step) as Map<*, *>)
+        @Suppress("UNCHECKED_CAST")
+        val m = fill(subst(step)) as LinkedHashMap<String, Any?>
         var answered: String? = null
         if (m["method"] != null && m["id"] != null) {
             val id = m["id"].takeIf { it != "<id>" } ?: "replay-${ourIds++}"
@@ -200,7 +224,25 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
     private val coreMethods = HashMap<Any, String>()
     private var replays = 0
 
+    /**
+     * Waits until the core has handled everything sent to it so far: it reads
+     * messages in order, so the answer to a request sent now comes after
+     * them. Messages that arrive meanwhile stay queued, in order.
+     */
+    private fun barrier(index: Int) {
+        val id = "barrier-${ourIds++}"
+        toCore(mapOf("jsonrpc" to "2.0", "id" to id, "method" to "replay/barrier"))
+        val held = ArrayList<Any?>()
+        while (true) {
+            val m = fromCore.poll(10, TimeUnit.SECONDS) ?: fail("$name step $index: the core did not answer a barrier request")
+            if (m.field("id") == id && m.field("method") == null) break
+            held.add(m)
+        }
+        for (m in held.asReversed()) fromCore.addFirst(m)
+    }
+
     private fun user(action: Any?, index: Int) {
+        barrier(index)
         val what = action.str("action")
         lastUser = what
         val p = session.proposals.all().lastOrNull() ?: fail("$name step $index: user $what, but no proposal is open")
@@ -218,8 +260,10 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
         val starting = CompletableFuture.runAsync { session.start() }
         try {
             connect()
+            val done = HashSet<Int>()
             steps.forEachIndexed { i, step ->
                 val index = i + 1
+                if (i in done) return@forEachIndexed
                 when {
                     step.field("comment") != null || step.field("cli") != null -> {}
                     step.field("plugin") != null -> {
@@ -228,6 +272,15 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
                     step.field("sidecar") != null -> {
                         val m = step.field("sidecar")
                         if (m.field("method") == null && pendingCore.isEmpty()) fail("$name step $index: an answer, but the core asked nothing")
+                        // `user` lines right after a sidecar request (comments aside) happened while the
+                        // request was in flight: the user's action is handled first, as in the editor.
+                        if (m.field("method") != null && m.field("id") != null) {
+                            var j = i + 1
+                            while (j < steps.size && (steps[j].field("comment") != null || steps[j].field("user") != null)) {
+                                if (steps[j].field("user") != null) { user(steps[j].field("user"), j + 1); done.add(j) }
+                                j++
+                            }
+                        }
                         sendToCore(m)
                     }
                     step.field("user") != null -> user(step.field("user"), index)
@@ -266,7 +319,8 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
 private fun transcripts(): List<File> {
     val here = File(System.getProperty("gic.pluginDir") ?: ".").absoluteFile
     val dirs = listOf(File(here, "../../companion/protocol/transcripts"), File(here, "src/test/transcripts"))
-    return dirs.flatMap { d -> d.listFiles { f -> f.name.endsWith(".jsonl") }?.sortedBy { it.name }?.toList() ?: emptyList() }
+    // Files named sidecar-* test the sidecar's own answers (errors, protocol 1): not for plugins.
+    return dirs.flatMap { d -> d.listFiles { f -> f.name.endsWith(".jsonl") && !f.name.startsWith("sidecar-") }?.sortedBy { it.name }?.toList() ?: emptyList() }
 }
 
 private fun load(f: File): List<Any?> = f.readLines().mapIndexedNotNull { i, line ->
@@ -276,6 +330,7 @@ private fun load(f: File): List<Any?> = f.readLines().mapIndexedNotNull { i, lin
 /** Why the core cannot replay [steps] (a protocol-1 initialize, agent methods), or null. */
 private fun unsupported(steps: List<Any?>): String? {
     for (s in steps) {
+        if (s.field("plugin") is String) return "raw bytes from the plugin (a sidecar-only check)"
         val m = s.field("plugin") ?: s.field("sidecar") ?: continue
         if (m.str("method") == "initialize" && s.field("plugin") != null) {
             val v = m.field("params").field("protocolVersion")
@@ -292,7 +347,7 @@ fun transcriptTests() {
         assertTrue(files.any { it.path.contains("src/test/transcripts") }, "found ${files.map { it.path }}")
     }
     for (f in files) {
-        test("transcript ${f.parentFile.name}/${f.name}") {
+        test("transcript ${if (f.path.contains("src/test/transcripts")) "plugin" else "companion"}/${f.name}") {
             val steps = load(f)
             val why = unsupported(steps)
             if (why != null) { println("     (not replayed: $why)"); return@test }
@@ -300,12 +355,12 @@ fun transcriptTests() {
         }
     }
     test("transcripts: a mismatching plugin message fails the replay") {
-        val steps = load(File(File(System.getProperty("gic.pluginDir") ?: ".").absoluteFile, "src/test/transcripts/diff-accept-edited.jsonl"))
+        val steps = load(File(File(System.getProperty("gic.pluginDir") ?: ".").absoluteFile, "src/test/transcripts/jetbrains-diff-accept-edited.jsonl"))
         val broken = steps.map { s ->
             if (s.field("plugin").str("method") == "diff/accepted") mapOf("plugin" to mapOf("jsonrpc" to "2.0", "method" to "diff/accepted", "params" to mapOf("content" to "something else"))) else s
         }
         val e = runCatching { Replayer("broken", broken).run() }.exceptionOrNull()
-        assertTrue(e != null && e.message!!.contains("content"), "replay of a wrong expectation must fail: $e")
+        assertTrue(e != null && e.message!!.contains("something else") && e.message!!.contains("new, edited"), "replay of a wrong expectation must fail, naming what was sent: $e")
         assertEquals(true, e is AssertionError)
     }
 }
