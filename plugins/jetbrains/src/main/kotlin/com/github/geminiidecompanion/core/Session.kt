@@ -158,6 +158,8 @@ class CompanionSession(private val config: SessionConfig, private val ui: Compan
             )
             context.replay()
             ui.ready(restarted)
+            // A v2 result may carry the status line, so the plugin has the sidecar's text before any CLI connects.
+            result.field("status")?.let { st -> ui.status(st.long("connectedClients")?.toInt() ?: 0, st.str("text")) }
         }
 
         override fun down() {

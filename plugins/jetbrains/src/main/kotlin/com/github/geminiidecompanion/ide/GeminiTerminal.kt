@@ -41,5 +41,7 @@ object GeminiTerminal {
         val widget = manager.createShellWidget(project.basePath, TAB_NAME, true, true)
         widget.sendCommandToExecute(settings.state.cliCommand)
         widgets[project] = widget
+        // Once its shell ends (the tab was closed), the next "Open Gemini CLI" opens a new tab.
+        widget.addTerminationCallback({ widgets.remove(project, widget) }, GeminiProjectService.get(project))
     }
 }

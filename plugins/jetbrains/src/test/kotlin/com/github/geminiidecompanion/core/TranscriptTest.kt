@@ -183,18 +183,19 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
         drive(expected)
         val isAnswer = expected.field("method") == null
         val id = if (isAnswer) pendingOurs.firstOrNull() else null
-        // Notifications no line expects are ignored (transcript rules); anything else must match.
-        val ignored = ArrayList<String>()
+        // A notification no line expects is ignored (transcript rules), and one that arrived before the
+        // line expecting it is kept for that line; a request or reply must match the next line.
         val deadline = System.nanoTime() + 10_000_000_000
-        var actual: Any?
-        while (true) {
+        var actual: Any? = stash.firstOrNull { mismatch(expected, it, true, "", id) == null }?.also { stash.remove(it) }
+        while (actual == null) {
             val left = (deadline - System.nanoTime()) / 1_000_000
-            actual = (if (left > 0) fromCore.poll(left, TimeUnit.MILLISECONDS) else null)
+            val next = (if (left > 0) fromCore.poll(left, TimeUnit.MILLISECONDS) else null)
                 ?: fail("$name step $index: the core sent nothing matching ${Json.stringify(expected)}" +
-                    (lastUser?.let { " (after user $it)" } ?: "") + (if (ignored.isEmpty()) "" else "; it sent, ignored: $ignored"))
-            val why = mismatch(expected, actual, true, "step $index", id) ?: break
-            if (actual.field("method") != null && actual.field("id") == null) { ignored.add(Json.stringify(actual)); continue }
-            fail("$name: $why\n  sent: ${Json.stringify(actual)}")
+                    (lastUser?.let { " (after user $it)" } ?: "") + (if (stash.isEmpty()) "" else "; it sent, unexpected: ${stash.map { Json.stringify(it) }}"))
+            val why = mismatch(expected, next, true, "step $index", id)
+            if (why == null) actual = next
+            else if (next.field("method") != null && next.field("id") == null) stash.add(next)
+            else fail("$name: $why\n  sent: ${Json.stringify(next)}")
         }
         if (isAnswer) pendingOurs.removeFirstOrNull() else actual.field("id")?.let { pendingCore.addLast(it); coreMethods[it] = actual.str("method")!! }
     }
@@ -222,6 +223,7 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
     }
 
     private val coreMethods = HashMap<Any, String>()
+    private val stash = ArrayList<Any?>() // notifications from the core that no line has expected yet
     private var replays = 0
 
     /**
@@ -274,10 +276,15 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
                         if (m.field("method") == null && pendingCore.isEmpty()) fail("$name step $index: an answer, but the core asked nothing")
                         // `user` lines right after a sidecar request (comments aside) happened while the
                         // request was in flight: the user's action is handled first, as in the editor.
+                        // After a diff/close no view is left to act on, so a user line that follows one
+                        // (before the next diff/open) can only have happened before it too.
                         if (m.field("method") != null && m.field("id") != null) {
+                            val closing = m.str("method") == "diff/close"
                             var j = i + 1
-                            while (j < steps.size && (steps[j].field("comment") != null || steps[j].field("user") != null)) {
-                                if (steps[j].field("user") != null) { user(steps[j].field("user"), j + 1); done.add(j) }
+                            while (j < steps.size) {
+                                val next = steps[j]
+                                if (next.field("user") != null) { user(next.field("user"), j + 1); done.add(j) }
+                                else if (next.field("comment") == null && !(closing && next.field("sidecar").str("method") != "diff/open" && next.field("restart") == null)) break
                                 j++
                             }
                         }
