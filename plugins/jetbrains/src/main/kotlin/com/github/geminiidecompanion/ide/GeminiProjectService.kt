@@ -36,6 +36,8 @@ import com.intellij.openapi.fileEditor.FileEditorManagerEvent
 import com.intellij.openapi.fileEditor.FileEditorManagerListener
 import com.intellij.openapi.fileTypes.FileTypeManager
 import com.intellij.openapi.project.Project
+import com.intellij.openapi.roots.ModuleRootEvent
+import com.intellij.openapi.roots.ModuleRootListener
 import com.intellij.openapi.roots.ProjectRootManager
 import com.intellij.openapi.util.Computable
 import com.intellij.openapi.vfs.VirtualFile
@@ -113,7 +115,7 @@ class GeminiProjectService(private val project: Project) : Disposable {
         }
         val s = CompanionSession(SessionConfig(
             binary = binary,
-            workspaceFolders = { workspaceFolders() },
+            workspaceFolders = { workspaceFolders().also { lastFolders = it } },
             isTrusted = { project.isTrusted().also { lastTrust = it } },
             ideName = "jetbrains",
             ideDisplayName = ApplicationInfo.getInstance().fullApplicationName,
@@ -215,6 +217,9 @@ class GeminiProjectService(private val project: Project) : Disposable {
                 if (!source.isFileOpen(file)) session?.context?.fileClosed(path)
             }
         })
+        bus.subscribe(ModuleRootListener.TOPIC, object : ModuleRootListener {
+            override fun rootsChanged(event: ModuleRootEvent) = foldersMayHaveChanged()
+        })
         bus.subscribe(VirtualFileManager.VFS_CHANGES, object : BulkFileListener {
             override fun after(events: List<VFileEvent>) {
                 for (e in events) {
@@ -232,6 +237,21 @@ class GeminiProjectService(private val project: Project) : Disposable {
         multicaster.addSelectionListener(object : SelectionListener {
             override fun selectionChanged(e: SelectionEvent) = editorMoved(e.editor)
         }, this)
+    }
+
+    @Volatile
+    private var lastFolders: List<String>? = null
+
+    /** Content roots were added or removed: the sidecar updates the discovery file and terminals' env (`workspace/envChanged`). */
+    private fun foldersMayHaveChanged() {
+        val s = session?.takeIf { it.isRunning } ?: return
+        ApplicationManager.getApplication().executeOnPooledThread {
+            val folders = workspaceFolders()
+            if (folders != lastFolders) {
+                lastFolders = folders
+                s.foldersChanged(folders)
+            }
+        }
     }
 
     private fun renamed(oldPath: String, newPath: String) {
