@@ -47,7 +47,7 @@ private class FakeUi : CompanionUi {
     }
 }
 
-private class Fixture(trusted: Boolean?, binary: String = sidecarBinary()) : AutoCloseable {
+private class Fixture(trusted: Boolean?, binary: String = sidecarBinary(), framing: Framing = Lsp) : AutoCloseable {
     val tmp: File = Files.createTempDirectory("gic-jb").toFile()
     val workspace = File(tmp, "project").apply { mkdirs() }
     val ui = FakeUi()
@@ -58,6 +58,7 @@ private class Fixture(trusted: Boolean?, binary: String = sidecarBinary()) : Aut
         isTrusted = { trusted },
         ideDisplayName = "IntelliJ IDEA",
         environment = mapOf("TMPDIR" to tmp.absolutePath, "GIC_TEST_MARKER" to File(tmp, "started").absolutePath),
+        framing = framing,
     ), ui)
     val info = session.start()
     private val clients = ArrayList<McpClient>()
@@ -257,6 +258,17 @@ fun sidecarTests() {
             assertEquals(Decision.NEEDS_CONFIRMATION, f.session.proposals.accept(p, "new\n"))
             assertEquals(Decision.SENT, f.session.proposals.accept(p, "new\n"))
             assertEquals("new\n", cli.waitFor("ide/diffAccepted").str("content"))
+        }
+    }
+    test("sidecar v2: the ndjson framing speaks protocol 2 as well, and a proposal round-trips over it") {
+        Fixture(trusted = true, framing = Ndjson).use { f ->
+            assertEquals(2L, f.info.protocolVersion)
+            val cli = f.cli()
+            val target = File(f.workspace, "n.txt").apply { writeText("a\n") }
+            cli.callTool("openDiff", mapOf("filePath" to target.absolutePath, "newContent" to "b\n"))
+            val p = assertNotNull(f.ui.shown.poll(10, TimeUnit.SECONDS))
+            assertEquals(Decision.SENT, f.session.proposals.accept(p, "b, edited\n"))
+            assertEquals("b, edited\n", cli.waitFor("ide/diffAccepted").str("content"))
         }
     }
 }
