@@ -35,6 +35,10 @@ while IFS= read -r f; do
 done < <(find stubs/src -name '*.java' -o -name '*.kt' | sort)
 ((missing == 0)) || exit 1
 
+# Editor link v2, section 6: transport and lifecycle live in one module of at most 400 lines.
+lines=$(wc -l < src/main/kotlin/com/github/geminiidecompanion/core/Sidecar.kt)
+((lines <= 400)) || { echo "core/Sidecar.kt (transport and lifecycle) has $lines lines; the contract allows 400"; exit 1; }
+
 out="$here/build-local"
 rm -rf "$out"
 mkdir -p "$out/classes"
@@ -45,6 +49,40 @@ echo "kotlinc: core + tests + IDE layer (against stubs)"
 	src/main/kotlin src/test/kotlin stubs/src
 # Stub classes compiled from Kotlin stubs are compile-only: drop them.
 rm -rf "$out/classes/com/intellij" "$out/classes/org/jetbrains"
+
+# plugin.xml is well-formed, every class it names was compiled, and every
+# action id the code looks up is declared in it.
+python3 - "$out/classes" <<'PY'
+import re, sys, os, xml.etree.ElementTree as ET
+classes = sys.argv[1]
+root = ET.parse("src/main/resources/META-INF/plugin.xml").getroot()
+bad = []
+names = set()
+ids = set()
+for el in root.iter():
+    for attr in ("class", "implementation", "instance"):
+        v = el.get(attr)
+        if v and v.startswith("com.github."):
+            names.add(v)
+    if el.tag == "action":
+        ids.add(el.get("id"))
+for n in sorted(names):
+    if not os.path.isfile(os.path.join(classes, n.replace(".", "/") + ".class")):
+        bad.append("plugin.xml names %s, which was not compiled" % n)
+code = ""
+for d, _, fs in os.walk("src/main/kotlin"):
+    for f in fs:
+        code += open(os.path.join(d, f), encoding="utf-8").read()
+for used in sorted(set(re.findall(r'getAction\("([^"]+)"\)', code))):
+    if used not in ids:
+        bad.append("the code looks up action %s, which plugin.xml does not declare" % used)
+if not names:
+    bad.append("plugin.xml names no plugin classes")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+echo "plugin.xml: well-formed; its classes and action ids match the code"
 
 : "${GIC_BINARY:?set GIC_BINARY to a built gemini-ide-companion}"
 GIC_BINARY="$GIC_BINARY" java -cp "$out/classes:$kotlin/lib/kotlin-stdlib.jar:$kotlin/lib/kotlin-test.jar" \

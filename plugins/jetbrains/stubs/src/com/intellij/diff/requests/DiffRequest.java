@@ -1,2 +1,4 @@
 package com.intellij.diff.requests;
-public abstract class DiffRequest extends com.intellij.openapi.util.UserDataHolderBase {}
+public abstract class DiffRequest implements com.intellij.openapi.util.UserDataHolder {
+  @Override public <T> void putUserData(@org.jetbrains.annotations.NotNull com.intellij.openapi.util.Key<T> key, @org.jetbrains.annotations.Nullable T value) {}
+}

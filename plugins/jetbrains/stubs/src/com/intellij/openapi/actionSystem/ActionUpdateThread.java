@@ -1,2 +1,2 @@
 package com.intellij.openapi.actionSystem;
-public enum ActionUpdateThread { BGT, EDT, OLD_EDT }
+public enum ActionUpdateThread { BGT, EDT }

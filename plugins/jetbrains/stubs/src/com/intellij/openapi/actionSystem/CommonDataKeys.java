@@ -1,4 +1,4 @@
 package com.intellij.openapi.actionSystem;
 public class CommonDataKeys {
-  public static final DataKey<com.intellij.openapi.editor.Editor> EDITOR = new DataKey<>();
+  public static final DataKey<com.intellij.openapi.editor.Editor> EDITOR = DataKey.create("editor");
 }

@@ -4,4 +4,5 @@ public interface Document {
   int getLineNumber(int offset);
   int getLineStartOffset(int line);
   void setReadOnly(boolean isReadOnly);
+  void setText(@org.jetbrains.annotations.NotNull CharSequence text);
 }

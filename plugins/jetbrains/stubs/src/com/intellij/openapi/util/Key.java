@@ -1,4 +1,5 @@
 package com.intellij.openapi.util;
 public class Key<T> {
-  public static <T> Key<T> create(String name) { return new Key<>(); }
+  public Key(@org.jetbrains.annotations.NotNull String name) {}
+  public static <T> @org.jetbrains.annotations.NotNull Key<T> create(@org.jetbrains.annotations.NotNull String name) { return new Key<>(name); }
 }

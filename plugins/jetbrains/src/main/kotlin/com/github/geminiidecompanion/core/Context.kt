@@ -31,15 +31,27 @@ data class Cursor(val line: Int, val character: Int) {
 
 /** Which files are context, and how much of a selection travels. */
 object ContextRules {
-    /** Gemini CLI keeps at most this many UTF-16 units of the selected text. */
-    const val SELECTION_LIMIT_UTF16 = 16384
-
     /**
-     * What the plugin sends of a selection: a little more than the CLI keeps,
-     * so the sidecar still sees it is too long and marks it truncated, while a
-     * huge selection never travels whole on every caret move.
+     * The selection as sent: null when empty, else cut to [maxBytes] bytes of
+     * UTF-8 (`policy.limits.maxSelectionBytes`) at a character boundary. The
+     * sidecar makes the exact cut the CLI expects (16384 UTF-16 units) and
+     * marks it truncated; this only keeps a huge selection from travelling
+     * whole on every caret move.
      */
-    const val SELECTION_SEND_LIMIT = SELECTION_LIMIT_UTF16 + 16
+    fun selectionToSend(selected: String?, maxBytes: Int = Policy.DEFAULT.maxSelectionBytes): String? {
+        if (selected.isNullOrEmpty()) return null
+        if (selected.length.toLong() * 3 <= maxBytes) return selected
+        var bytes = 0L
+        var i = 0
+        while (i < selected.length) {
+            val cp = selected.codePointAt(i)
+            val n = when { cp < 0x80 -> 1; cp < 0x800 -> 2; cp < 0x10000 -> 3; else -> 4 }
+            if (bytes + n > maxBytes) break
+            bytes += n
+            i += Character.charCount(cp)
+        }
+        return selected.substring(0, i)
+    }
 
     /**
      * True when an editor's file counts as context: a file on the local file
@@ -51,15 +63,6 @@ object ContextRules {
         if (protocol != "file" || path.isNullOrEmpty() || isDirectory) return false
         return File(path).isAbsolute
     }
-
-    /** The selection as sent: null when empty, cut at [SELECTION_SEND_LIMIT] without splitting a pair. */
-    fun selectionToSend(selected: String?): String? {
-        if (selected.isNullOrEmpty()) return null
-        if (selected.length <= SELECTION_SEND_LIMIT) return selected
-        var cut = SELECTION_SEND_LIMIT
-        if (selected[cut - 1].isHighSurrogate()) cut--
-        return selected.substring(0, cut)
-    }
 }
 
 /**
@@ -67,7 +70,10 @@ object ContextRules {
  * count, drops repeats of what was just sent, and remembers the open files so
  * a restarted sidecar can be told the state again ([replay]).
  */
-class ContextReporter(private val send: (method: String, params: Map<String, Any?>) -> Unit) {
+class ContextReporter(
+    private val maxSelectionBytes: () -> Int = { Policy.DEFAULT.maxSelectionBytes },
+    private val send: (method: String, params: Map<String, Any?>) -> Unit,
+) {
     private data class State(val path: String, val cursor: Cursor?, val selected: String?)
 
     private val open = LinkedHashMap<String, State>()
@@ -77,7 +83,7 @@ class ContextReporter(private val send: (method: String, params: Map<String, Any
     /** A file editor became the selected one. */
     @Synchronized
     fun fileFocused(path: String, cursor: Cursor?, selected: String?) {
-        val st = State(path, cursor, ContextRules.selectionToSend(selected))
+        val st = State(path, cursor, ContextRules.selectionToSend(selected, maxSelectionBytes()))
         open.remove(path)
         open[path] = st
         active = path
@@ -88,7 +94,7 @@ class ContextReporter(private val send: (method: String, params: Map<String, Any
     /** The caret or selection moved in [path]. */
     @Synchronized
     fun selectionChanged(path: String, cursor: Cursor, selected: String?) {
-        val st = State(path, cursor, ContextRules.selectionToSend(selected))
+        val st = State(path, cursor, ContextRules.selectionToSend(selected, maxSelectionBytes()))
         if (st == last) return
         open.remove(path)
         open[path] = st

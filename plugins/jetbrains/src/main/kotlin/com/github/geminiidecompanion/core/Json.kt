@@ -251,3 +251,7 @@ fun Any?.long(key: String): Long? = when (val v = field(key)) {
     is Double -> if (v == Math.rint(v)) v.toLong() else null
     else -> null
 }
+
+/** The string-to-string entries of a JSON object (environment maps). */
+fun stringMap(v: Any?): Map<String, String> =
+    (v as? Map<*, *>)?.entries?.mapNotNull { (k, value) -> if (k is String && value is String) k to value else null }?.toMap() ?: emptyMap()

@@ -3,28 +3,35 @@ package com.github.geminiidecompanion.core
 import java.io.File
 import java.io.IOException
 import java.util.concurrent.CompletableFuture
-import java.util.concurrent.TimeUnit
-import java.util.concurrent.TimeoutException
 
 /** What the IDE layer shows; every call may come from a background thread. */
 interface CompanionUi {
-    /** Show [p] as a diff with an editable right side; complete once it is visible. */
+    /** Show [p] as a diff with an editable right side (closing [replaced]'s view); complete once it is visible. */
     fun showDiff(p: Proposal, replaced: Proposal?): CompletableFuture<Unit>
 
     /** Close [p]'s view and return its right side as it is now. */
     fun closeDiff(p: Proposal): String
 
-    /** A CLI connected or went. */
-    fun connectedClients(count: Int) {}
+    /** [p]'s labels or its "before" side ([Proposal.diskContent]) changed. */
+    fun proposalChanged(p: Proposal) {}
 
-    /** A message for the user (`info`, `warn`, `error`). */
+    /** Text the user accepted for [path] that was not written: keep it where they can save it. */
+    fun keepUnwritten(path: String, content: String) {}
+
+    /** CLIs connected or went; [text] is the sidecar's status line (shown as is), null from a protocol-1 sidecar. */
+    fun status(connectedClients: Int, text: String?) {}
+
+    /** A message for the user (`info`, `warn`, `error`), shown as is. */
     fun log(level: String, message: String) {}
 
     /** The environment for new terminals changed. */
     fun envChanged(env: Map<String, String>) {}
 
-    /** The sidecar stopped; [error] is null after [CompanionSession.stop]. */
-    fun stopped(error: String?) {}
+    /** The sidecar is ready ([restarted]: after an automatic restart); context was sent again. */
+    fun ready(restarted: Boolean) {}
+
+    /** The link went down: close every view without a decision; a restart may follow (see [log]). */
+    fun down() {}
 }
 
 /** What `initialize` answered. */
@@ -35,175 +42,135 @@ data class LinkInfo(
     val discoveryFile: String,
     val env: Map<String, String>,
     val serverVersion: String,
+    val protocolVersion: Long,
 )
 
-/** How to start and introduce the sidecar. */
+/** How to start and introduce the sidecar. [isTrusted] is read at every (re)start: the IDE's trusted-project state. */
 data class SessionConfig(
     val binary: String,
-    val workspaceFolders: List<String>,
-    val isTrusted: Boolean?,
+    val workspaceFolders: () -> List<String>,
+    val isTrusted: () -> Boolean?,
     val processId: Long = ProcessHandle.current().pid(),
     val ideName: String = "jetbrains",
     val ideDisplayName: String = "JetBrains IDE",
+    val restartCommand: String = Policy.RESTART_COMMAND,
     val extraArgs: List<String> = emptyList(),
     val environment: Map<String, String> = emptyMap(),
-    val framing: Framing = Ndjson,
+    val framing: Framing = Lsp,
+    val launch: ((argv: List<String>, env: Map<String, String>) -> Process)? = null,
 )
 
 /**
- * One sidecar for one project: starts `gemini-ide-companion --stdio`,
- * initializes it, routes diffs to the [CompanionUi] through a [ProposalBook]
- * and context through a [ContextReporter], and stops it.
+ * One sidecar for one project, as the IDE layer sees it: the [Sidecar]
+ * (transport and lifecycle), the [ProposalBook] behind the `diff/...` requests, the
+ * [ContextReporter], and status, log and env routed to the [CompanionUi].
  */
 class CompanionSession(private val config: SessionConfig, private val ui: CompanionUi) {
-    private var process: Process? = null
-    private var link: Link? = null
+    /** The transport and lifecycle module. */
+    val sidecar = Sidecar(
+        config.launch?.let { SidecarConfig(config.binary, config.framing, config.extraArgs, config.environment, launch = it) { initParams() } }
+            ?: SidecarConfig(config.binary, config.framing, config.extraArgs, config.environment) { initParams() },
+        Listener(),
+    )
 
     /** The proposal state machine; decisions go to the sidecar. */
-    val proposals = ProposalBook { m, p -> link?.notify(m, p) }
+    val proposals = ProposalBook { m, p -> sidecar.notify(m, p) }
 
     /** Context events go to the sidecar through this. */
-    val context = ContextReporter { m, p -> link?.notify(m, p) }
+    val context = ContextReporter({ sidecar.policy.maxSelectionBytes }) { m, p -> sidecar.notify(m, p) }
 
-    @Volatile
-    private var stopping = false
+    /** What the last `initialize` answered; null before. */
+    @Volatile var info: LinkInfo? = null; private set
 
-    /** What `initialize` answered; null before. */
-    @Volatile
-    var info: LinkInfo? = null
-        private set
+    init {
+        sidecar.on("diff/open") { params ->
+            val opened = proposals.open(params)
+            ui.showDiff(opened.proposal, opened.replaced).thenApply { emptyMap<String, Any?>() }
+        }
+        sidecar.on("diff/close") { params ->
+            val path = params.str("filePath") ?: throw LinkError(LinkError.INVALID_PARAMS, "diff/close: filePath must be a string")
+            mapOf("content" to proposals.close(path)?.let { ui.closeDiff(it) })
+        }
+        sidecar.on("diff/state") { params ->
+            val u = proposals.onState(params)
+            if (u.reopened) u.proposal?.let { ui.showDiff(it, null) } else u.proposal?.let { ui.proposalChanged(it) }
+            u.unwritten?.let { ui.keepUnwritten(params.str("filePath") ?: "", it) }
+            if (u.message.isNotEmpty()) ui.log(u.level, u.message)
+        }
+        sidecar.on("status") { params -> ui.status(params.long("connectedClients")?.toInt() ?: 0, params.str("text")) }
+        sidecar.on("log") { params -> ui.log(params.str("level") ?: "info", params.str("message") ?: "") }
+        sidecar.on("workspace/envChanged") { _ -> ui.envChanged(sidecar.env) }
+    }
 
-    /** Current environment for terminals (updated by `workspace/envChanged`). */
-    @Volatile
-    var env: Map<String, String> = emptyMap()
-        private set
+    /** The `initialize` params (editor link v2). */
+    fun initParams(): Map<String, Any?> {
+        val params = linkedMapOf<String, Any?>(
+            "protocolVersion" to 2,
+            "ide" to mapOf("name" to config.ideName, "displayName" to config.ideDisplayName, "restartCommand" to config.restartCommand),
+            "processId" to config.processId,
+            "workspaceFolders" to config.workspaceFolders(),
+            "capabilities" to mapOf("diff" to true, "diffStates" to true, "selection" to true, "terminal" to true, "diagnostics" to false, "agent" to false),
+        )
+        config.isTrusted()?.let { params["isTrusted"] = it }
+        return params
+    }
 
     /** Starts the sidecar and initializes it; throws [IOException] with a message a user can act on. */
-    fun start(timeoutSeconds: Long = 20): LinkInfo {
-        val argv = listOf(config.binary, "--stdio") + config.extraArgs
-        val pb = ProcessBuilder(argv)
-        pb.environment().putAll(config.environment)
-        val proc = try {
-            pb.start()
-        } catch (e: IOException) {
-            throw IOException("could not start ${config.binary}: ${e.message}", e)
-        }
-        process = proc
-        drainStderr(proc)
-        val l = Link(proc.inputStream, proc.outputStream, config.framing, Handler()).start()
-        link = l
-        val params = LinkedHashMap<String, Any?>()
-        params["protocolVersion"] = 1
-        params["ide"] = mapOf("name" to config.ideName, "displayName" to config.ideDisplayName)
-        params["processId"] = config.processId
-        params["workspaceFolders"] = config.workspaceFolders
-        config.isTrusted?.let { params["isTrusted"] = it }
-        val result = try {
-            l.request("initialize", params).get(timeoutSeconds, TimeUnit.SECONDS)
-        } catch (e: TimeoutException) {
-            stop(); throw IOException("the companion did not answer initialize in $timeoutSeconds s")
-        } catch (e: java.util.concurrent.ExecutionException) {
-            stop(); throw IOException("initialize failed: ${e.cause?.message}", e.cause)
-        }
-        val li = LinkInfo(
-            port = result.long("port") ?: 0,
-            authToken = result.str("authToken") ?: "",
-            idePid = result.long("idePid") ?: 0,
-            discoveryFile = result.str("discoveryFile") ?: "",
-            env = stringMap(result.field("env")),
-            serverVersion = result.str("serverVersion") ?: "",
-        )
-        info = li
-        env = li.env
-        context.replay()
-        return li
+    fun start(): LinkInfo {
+        sidecar.start()
+        return info ?: throw IOException("the companion stopped during initialize")
     }
 
     /** True while the sidecar's link is up. */
-    val isRunning: Boolean get() = link?.isOpen == true
+    val isRunning: Boolean get() = sidecar.isRunning
+
+    /** Environment for terminals (updated by `workspace/envChanged`). */
+    val env: Map<String, String> get() = sidecar.env
+
+    /** The variables for a terminal opened now (asks `terminal/env`). */
+    fun terminalEnv(): Map<String, String> = sidecar.terminalEnv()
 
     /** Sends a request (e.g. `status/get`). */
-    fun request(method: String, params: Any?): CompletableFuture<Any?> =
-        link?.request(method, params) ?: CompletableFuture.failedFuture(IOException("the companion is not running"))
+    fun request(method: String, params: Any?): CompletableFuture<Any?> = sidecar.request(method, params)
 
     /** Tells the sidecar the project's folders changed. */
-    fun foldersChanged(folders: List<String>) { link?.notify("workspace/foldersChanged", mapOf("workspaceFolders" to folders)) }
+    fun foldersChanged(folders: List<String>) { sidecar.notify("workspace/foldersChanged", mapOf("workspaceFolders" to folders)) }
 
     /** Tells the sidecar the project's trust changed. */
-    fun trustChanged(trusted: Boolean) { link?.notify("workspace/trustChanged", mapOf("isTrusted" to trusted)) }
+    fun trustChanged(trusted: Boolean) { sidecar.notify("workspace/trustChanged", mapOf("isTrusted" to trusted)) }
 
-    /** `shutdown`, then end of stdin, then (after [graceMillis]) kill. Waits for the process to exit. */
-    fun stop(graceMillis: Long = 3000) {
-        stopping = true
-        val l = link
-        val p = process
-        if (l != null && l.isOpen) {
-            try { l.request("shutdown", null).get(graceMillis, TimeUnit.MILLISECONDS) } catch (_: Exception) {}
-            l.close()
-        }
-        if (p != null && !p.waitFor(graceMillis, TimeUnit.MILLISECONDS)) {
-            p.destroy()
-            if (!p.waitFor(graceMillis, TimeUnit.MILLISECONDS)) p.destroyForcibly().waitFor()
-        }
-    }
+    /** Stops the sidecar for good (the project closes); no restart follows. */
+    fun stop(graceMillis: Long = 3000) = sidecar.stop(graceMillis)
 
     /** The sidecar process's exit code, or null while it runs. */
-    fun exitCode(): Int? = process?.let { if (it.isAlive) null else it.exitValue() }
+    fun exitCode(): Int? = sidecar.exitCode()
 
-    private fun drainStderr(proc: Process) {
-        val t = Thread({
-            try {
-                proc.errorStream.bufferedReader().forEachLine { line -> lastStderr = line }
-            } catch (_: IOException) {}
-        }, "gemini-companion-stderr")
-        t.isDaemon = true
-        t.start()
-    }
-
-    @Volatile
-    private var lastStderr: String = ""
-
-    private inner class Handler : LinkHandler {
-        override fun onRequest(method: String, params: Any?): CompletableFuture<Any?> = when (method) {
-            "diff/open" -> {
-                val opened = proposals.open(params)
-                ui.showDiff(opened.proposal, opened.replaced).thenApply { emptyMap<String, Any?>() }
-            }
-            "diff/close" -> {
-                val path = params.str("filePath")
-                    ?: throw LinkError(LinkError.INVALID_PARAMS, "diff/close: filePath must be a string")
-                val p = proposals.close(path)
-                CompletableFuture.completedFuture(mapOf("content" to p?.let { ui.closeDiff(it) }))
-            }
-            else -> CompletableFuture.failedFuture(LinkError(LinkError.METHOD_NOT_FOUND, "unknown method $method"))
+    private inner class Listener : SidecarListener {
+        override fun ready(result: Any?, restarted: Boolean) {
+            info = LinkInfo(
+                port = result.long("port") ?: 0,
+                authToken = result.str("authToken") ?: "",
+                idePid = result.long("idePid") ?: 0,
+                discoveryFile = result.str("discoveryFile") ?: "",
+                env = stringMap(result.field("env")),
+                serverVersion = result.str("serverVersion") ?: "",
+                protocolVersion = result.long("protocolVersion") ?: 1,
+            )
+            context.replay()
+            ui.ready(restarted)
+            // A v2 result may carry the status line, so the plugin has the sidecar's text before any CLI connects.
+            result.field("status")?.let { st -> ui.status(st.long("connectedClients")?.toInt() ?: 0, st.str("text")) }
         }
 
-        override fun onNotification(method: String, params: Any?) {
-            when (method) {
-                "status" -> ui.connectedClients(params.long("connectedClients")?.toInt() ?: 0)
-                "log" -> ui.log(params.str("level") ?: "info", params.str("message") ?: "")
-                "workspace/envChanged" -> {
-                    env = stringMap(params.field("env"))
-                    ui.envChanged(env)
-                }
-            }
-        }
-
-        override fun onClosed(cause: Throwable?) {
+        override fun down() {
             proposals.clear()
-            val why = when {
-                stopping -> null
-                cause != null -> "the companion link failed: ${cause.message}"
-                else -> "the companion stopped" + (lastStderr.takeIf { it.isNotBlank() }?.let { ": $it" } ?: "")
-            }
-            ui.stopped(why)
+            ui.down()
         }
 
-        override fun onProtocolError(message: String) = ui.log("warn", message)
-    }
+        override fun message(level: String, text: String) = ui.log(level, text)
 
-    private fun stringMap(v: Any?): Map<String, String> =
-        (v as? Map<*, *>)?.entries?.mapNotNull { (k, value) -> if (k is String && value is String) k to value else null }?.toMap() ?: emptyMap()
+        override fun protocolError(message: String) = ui.log("warn", message)
+    }
 }
 
 /** Finds the sidecar binary: the configured path, else PATH, else Go's bin directories. */

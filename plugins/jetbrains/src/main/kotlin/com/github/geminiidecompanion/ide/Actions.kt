@@ -64,3 +64,15 @@ class RejectProposalAction : AnAction() {
         service.proposalFor(e.getData(CommonDataKeys.EDITOR))?.let { service.reject(it) }
     }
 }
+
+/** Tools | Gemini CLI | Restart Companion: stops the companion if it runs and starts it again (also after it gave up restarting). */
+class RestartCompanionAction : AnAction() {
+    override fun getActionUpdateThread(): ActionUpdateThread = ActionUpdateThread.BGT
+
+    override fun update(e: AnActionEvent) { e.presentation.isEnabled = e.project != null }
+
+    override fun actionPerformed(e: AnActionEvent) {
+        val project = e.project ?: return
+        GeminiProjectService.get(project).restart()
+    }
+}

@@ -4,6 +4,7 @@ import com.github.geminiidecompanion.core.CompanionSession
 import com.github.geminiidecompanion.core.CompanionUi
 import com.github.geminiidecompanion.core.ContextRules
 import com.github.geminiidecompanion.core.Cursor
+import com.github.geminiidecompanion.core.Decision
 import com.github.geminiidecompanion.core.Proposal
 import com.github.geminiidecompanion.core.SessionConfig
 import com.github.geminiidecompanion.core.SidecarLocator
@@ -35,7 +36,10 @@ import com.intellij.openapi.fileEditor.FileEditorManagerEvent
 import com.intellij.openapi.fileEditor.FileEditorManagerListener
 import com.intellij.openapi.fileTypes.FileTypeManager
 import com.intellij.openapi.project.Project
+import com.intellij.openapi.roots.ModuleRootEvent
+import com.intellij.openapi.roots.ModuleRootListener
 import com.intellij.openapi.roots.ProjectRootManager
+import com.intellij.openapi.util.Computable
 import com.intellij.openapi.vfs.VirtualFile
 import com.intellij.openapi.vfs.VirtualFileManager
 import com.intellij.openapi.vfs.newvfs.BulkFileListener
@@ -43,6 +47,7 @@ import com.intellij.openapi.vfs.newvfs.events.VFileEvent
 import com.intellij.openapi.vfs.newvfs.events.VFileMoveEvent
 import com.intellij.openapi.vfs.newvfs.events.VFilePropertyChangeEvent
 import com.intellij.openapi.wm.WindowManager
+import com.intellij.testFramework.LightVirtualFile
 import java.io.File
 import java.io.IOException
 import java.util.concurrent.CompletableFuture
@@ -61,7 +66,7 @@ class GeminiProjectService(private val project: Project) : Disposable {
     private var session: CompanionSession? = null
 
     /** One open diff tab per proposal. */
-    private class DiffTab(val proposal: Proposal, val file: ChainDiffVirtualFile, val right: Document)
+    private class DiffTab(val proposal: Proposal, val file: ChainDiffVirtualFile, val right: Document, val left: Document?)
 
     private val tabs = ConcurrentHashMap<Long, DiffTab>()
 
@@ -73,8 +78,13 @@ class GeminiProjectService(private val project: Project) : Disposable {
     var connectedClients: Int = -1
         private set
 
-    /** Environment for terminals opened in this project; empty while the companion is not running. */
-    val terminalEnv: Map<String, String> get() = session?.env ?: emptyMap()
+    /** The sidecar's own status line (shown as is), when it sends one. */
+    @Volatile
+    var statusText: String? = null
+        private set
+
+    /** Environment for a terminal opened now (`terminal/env`); empty while the companion is not running. */
+    fun terminalEnv(): Map<String, String> = session?.takeIf { it.isRunning }?.terminalEnv() ?: emptyMap()
 
     /** True while the companion runs. */
     val isRunning: Boolean get() = session?.isRunning == true
@@ -95,18 +105,18 @@ class GeminiProjectService(private val project: Project) : Disposable {
 
     private fun startNow() {
         if (project.isDisposed) return
+        // A companion that gave up (or waits to restart) is stopped for good first: never two per project.
+        session?.let { session = null; it.stop() }
         val binary = try {
             SidecarLocator.find(GeminiSettings.get().state.sidecarPath)
         } catch (e: IOException) {
             notify(e.message ?: "gemini-ide-companion not found", NotificationType.ERROR)
             return
         }
-        val trusted = project.isTrusted()
-        lastTrust = trusted
         val s = CompanionSession(SessionConfig(
             binary = binary,
-            workspaceFolders = workspaceFolders(),
-            isTrusted = trusted,
+            workspaceFolders = { workspaceFolders().also { lastFolders = it } },
+            isTrusted = { project.isTrusted().also { lastTrust = it } },
             ideName = "jetbrains",
             ideDisplayName = ApplicationInfo.getInstance().fullApplicationName,
         ), Ui())
@@ -115,27 +125,40 @@ class GeminiProjectService(private val project: Project) : Disposable {
             session = s
             ApplicationManager.getApplication().invokeLater { reportSelectedEditor() }
         } catch (e: IOException) {
+            s.stop()
             notify("Gemini CLI Companion did not start: ${e.message}", NotificationType.ERROR)
         }
         updateWidget()
     }
 
-    /** Stops the companion: `shutdown`, then end of stdin, then kill. */
+    /** Stops the companion: `shutdown`, then end of stdin, then kill. No automatic restart follows. */
     fun stop() {
         val s = session ?: return
         session = null
         s.stop()
         closeAllTabs()
         connectedClients = -1
+        statusText = null
         updateWidget()
+    }
+
+    /** Stops the companion if it runs and starts a new one (Tools | Gemini CLI | Restart Companion). */
+    fun restart() {
+        ApplicationManager.getApplication().executeOnPooledThread {
+            synchronized(this) { stop() }
+            start()
+        }
     }
 
     override fun dispose() { stop() }
 
+    /** The project's content roots (read under a read action: this runs on a pooled thread). */
     private fun workspaceFolders(): List<String> {
-        val roots = ProjectRootManager.getInstance(project).contentRoots
-            .filter { ContextRules.countsAsFile(it.fileSystem.protocol, it.path, false) }
-            .map { File(it.path).absolutePath }
+        val roots = ApplicationManager.getApplication().runReadAction(Computable {
+            ProjectRootManager.getInstance(project).contentRoots
+                .filter { ContextRules.countsAsFile(it.fileSystem.protocol, it.path, false) }
+                .map { File(it.path).absolutePath }
+        })
         if (roots.isNotEmpty()) return roots.distinct()
         return listOfNotNull(project.basePath?.let { File(it).absolutePath })
     }
@@ -194,6 +217,9 @@ class GeminiProjectService(private val project: Project) : Disposable {
                 if (!source.isFileOpen(file)) session?.context?.fileClosed(path)
             }
         })
+        bus.subscribe(ModuleRootListener.TOPIC, object : ModuleRootListener {
+            override fun rootsChanged(event: ModuleRootEvent) = foldersMayHaveChanged()
+        })
         bus.subscribe(VirtualFileManager.VFS_CHANGES, object : BulkFileListener {
             override fun after(events: List<VFileEvent>) {
                 for (e in events) {
@@ -211,6 +237,21 @@ class GeminiProjectService(private val project: Project) : Disposable {
         multicaster.addSelectionListener(object : SelectionListener {
             override fun selectionChanged(e: SelectionEvent) = editorMoved(e.editor)
         }, this)
+    }
+
+    @Volatile
+    private var lastFolders: List<String>? = null
+
+    /** Content roots were added or removed: the sidecar updates the discovery file and terminals' env (`workspace/envChanged`). */
+    private fun foldersMayHaveChanged() {
+        val s = session?.takeIf { it.isRunning } ?: return
+        ApplicationManager.getApplication().executeOnPooledThread {
+            val folders = workspaceFolders()
+            if (folders != lastFolders) {
+                lastFolders = folders
+                s.foldersChanged(folders)
+            }
+        }
     }
 
     private fun renamed(oldPath: String, newPath: String) {
@@ -244,11 +285,22 @@ class GeminiProjectService(private val project: Project) : Disposable {
         return tabs.values.maxByOrNull { it.proposal.id }?.proposal
     }
 
-    /** Accepts [p] with its right side as the user left it. */
+    /**
+     * Accepts [p] with its right side as the user left it. When the file
+     * changed on disk since the proposal was shown, the first accept only
+     * warns; the second one overwrites.
+     */
     fun accept(p: Proposal) {
-        val tab = tabs.remove(p.id) ?: return
-        session?.proposals?.accept(p, tab.right.text)
-        FileEditorManager.getInstance(project).closeFile(tab.file)
+        val tab = tabs[p.id] ?: return
+        when (session?.proposals?.accept(p, tab.right.text)) {
+            Decision.NEEDS_CONFIRMATION -> notify(
+                "${File(p.filePath).name} ${if (p.disk == "deletedOnDisk") "was deleted" else "changed"} on disk since Gemini CLI proposed this change. " +
+                    "Accept again to overwrite it with the proposal, or reject it.", NotificationType.WARNING)
+            Decision.SENT, Decision.NOT_OPEN, null -> {
+                tabs.remove(p.id)
+                FileEditorManager.getInstance(project).closeFile(tab.file)
+            }
+        }
     }
 
     /** Rejects [p] and closes its tab. */
@@ -264,23 +316,41 @@ class GeminiProjectService(private val project: Project) : Disposable {
         val type = FileTypeManager.getInstance().getFileTypeByFileName(name)
         val contents = DiffContentFactory.getInstance()
         val right = EditorFactory.getInstance().createDocument(p.proposed)
-        val left = p.original?.let { original ->
-            val doc = EditorFactory.getInstance().createDocument(original)
-            doc.setReadOnly(true)
-            contents.create(project, doc, type)
-        } ?: contents.createEmpty()
+        val before = p.diskContent ?: p.original
+        val leftDoc = before?.let { text -> EditorFactory.getInstance().createDocument(text).also { it.setReadOnly(true) } }
+        val left = leftDoc?.let { contents.create(project, it, type) } ?: contents.createEmpty()
+        val labels = listOfNotNull(p.label().takeIf { it.isNotEmpty() }, p.owner?.let { "from $it" }).joinToString(" ")
         val request = SimpleDiffRequest(
-            "Gemini CLI: ${p.title}",
+            "Gemini CLI: ${p.title}" + (if (labels.isEmpty()) "" else " $labels"),
             left,
             contents.create(project, right, type),
-            if (p.original == null) "$name (new file)" else "$name (current)",
+            if (before == null) "$name (new file)" else if (p.diskContent != null) "$name (on disk now)" else "$name (current)",
             "$name (proposed, editable)",
         )
         val actions = ActionManager.getInstance()
         request.putUserData(DiffUserDataKeys.CONTEXT_ACTIONS, listOfNotNull<AnAction>(
             actions.getAction("GeminiCompanion.AcceptProposal"), actions.getAction("GeminiCompanion.RejectProposal")))
         val file = ChainDiffVirtualFile(SimpleDiffRequestChain(request), "Gemini: $name")
-        tabs[p.id] = DiffTab(p, file, right)
+        tabs[p.id] = DiffTab(p, file, right, leftDoc)
+        FileEditorManager.getInstance(project).openFile(file, true)
+        p.notice?.let { notify(it, NotificationType.INFORMATION) }
+    }
+
+    /** The "before" side follows the file on disk (`changedOnDisk`), so the user sees what accepting would overwrite. */
+    private fun refreshDiff(p: Proposal) {
+        val tab = tabs[p.id] ?: return
+        val doc = tab.left ?: return
+        val text = p.diskContent ?: p.original ?: return
+        ApplicationManager.getApplication().runWriteAction {
+            doc.setReadOnly(false)
+            doc.setText(text)
+            doc.setReadOnly(true)
+        }
+    }
+
+    /** Opens text the user accepted but that was not written, unsaved, so they can keep it. */
+    private fun showUnwritten(path: String, content: String) {
+        val file = LightVirtualFile("Not written - ${File(path).name}", content)
         FileEditorManager.getInstance(project).openFile(file, true)
     }
 
@@ -311,14 +381,28 @@ class GeminiProjectService(private val project: Project) : Disposable {
             ApplicationManager.getApplication().invokeAndWait {
                 tabs.remove(p.id)?.let { tab ->
                     text = tab.right.text
-                    FileEditorManager.getInstance(project).closeFile(tab.file)
+                    if (!project.isDisposed) FileEditorManager.getInstance(project).closeFile(tab.file)
                 }
             }
             return text
         }
 
-        override fun connectedClients(count: Int) {
-            connectedClients = count
+        override fun proposalChanged(p: Proposal) {
+            ApplicationManager.getApplication().invokeLater { if (!project.isDisposed) refreshDiff(p) }
+        }
+
+        override fun keepUnwritten(path: String, content: String) {
+            ApplicationManager.getApplication().invokeLater { if (!project.isDisposed) showUnwritten(path, content) }
+        }
+
+        override fun status(connectedClients: Int, text: String?) {
+            this@GeminiProjectService.connectedClients = connectedClients
+            statusText = text
+            updateWidget()
+        }
+
+        override fun ready(restarted: Boolean) {
+            if (restarted) ApplicationManager.getApplication().invokeLater { if (!project.isDisposed) reportSelectedEditor() }
             updateWidget()
         }
 
@@ -330,11 +414,11 @@ class GeminiProjectService(private val project: Project) : Disposable {
             }
         }
 
-        override fun stopped(error: String?) {
+        override fun down() {
             connectedClients = -1
+            statusText = null
             closeAllTabs()
             updateWidget()
-            if (error != null) notify("Gemini CLI Companion stopped: $error", NotificationType.ERROR)
         }
     }
 

@@ -24,7 +24,10 @@ class GeminiStatusWidgetFactory : StatusBarWidgetFactory {
     override fun canBeEnabledOn(statusBar: StatusBar): Boolean = true
 }
 
-/** "Gemini: off / ready / 1 CLI": whether the companion runs and how many CLIs are connected. Click: settings. */
+/**
+ * The sidecar's status line as it sends it ("Gemini: 1 CLI connected"), or,
+ * before it sent one, "Gemini: off / ready / 1 CLI". Click: settings.
+ */
 class GeminiStatusWidget(private val project: Project) : StatusBarWidget, StatusBarWidget.TextPresentation {
     override fun ID(): String = ID
 
@@ -38,6 +41,7 @@ class GeminiStatusWidget(private val project: Project) : StatusBarWidget, Status
         val service = GeminiProjectService.get(project)
         return when {
             !service.isRunning -> "Gemini: off"
+            service.statusText != null -> service.statusText!!
             service.connectedClients <= 0 -> "Gemini: ready"
             service.connectedClients == 1 -> "Gemini: 1 CLI"
             else -> "Gemini: ${service.connectedClients} CLIs"

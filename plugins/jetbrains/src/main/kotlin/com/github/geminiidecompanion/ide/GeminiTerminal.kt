@@ -6,8 +6,9 @@ import org.jetbrains.plugins.terminal.TerminalToolWindowManager
 import com.intellij.terminal.ui.TerminalWidget
 
 /**
- * Puts the link's environment (GEMINI_CLI_IDE_*) into every terminal the IDE
- * opens for this project, so a `gemini` started by hand connects too. The IDE
+ * Puts the link's environment (GEMINI_CLI_IDE_*, asked with `terminal/env`
+ * each time, so it follows folder changes) into every terminal the IDE opens
+ * for this project, so a `gemini` started by hand connects too. The IDE
  * terminal itself sets TERMINAL_EMULATOR=JetBrains-JediTerm, which the CLI
  * recognises.
  */
@@ -18,7 +19,7 @@ class GeminiTerminalCustomizer : LocalTerminalCustomizer() {
         command: Array<String>,
         envs: MutableMap<String, String>,
     ): Array<String> {
-        envs.putAll(GeminiProjectService.get(project).terminalEnv)
+        envs.putAll(GeminiProjectService.get(project).terminalEnv())
         return command
     }
 }
@@ -40,5 +41,7 @@ object GeminiTerminal {
         val widget = manager.createShellWidget(project.basePath, TAB_NAME, true, true)
         widget.sendCommandToExecute(settings.state.cliCommand)
         widgets[project] = widget
+        // Once its shell ends (the tab was closed), the next "Open Gemini CLI" opens a new tab.
+        widget.addTerminationCallback({ widgets.remove(project, widget) }, GeminiProjectService.get(project))
     }
 }

@@ -26,13 +26,16 @@ fun contextTests() {
         assertFalse(ContextRules.countsAsFile("file", "relative/a.txt", false))
         assertFalse(ContextRules.countsAsFile(null, null, false))
     }
-    test("context: selections are cut at the send limit without splitting a surrogate pair") {
+    test("context: selections are cut to the policy's byte limit without splitting a character") {
         assertNull(ContextRules.selectionToSend(""))
         assertEquals("abc", ContextRules.selectionToSend("abc"))
-        val big = "a".repeat(ContextRules.SELECTION_SEND_LIMIT - 1) + "😀" + "b".repeat(10)
-        val sent = ContextRules.selectionToSend(big)!!
-        assertEquals(ContextRules.SELECTION_SEND_LIMIT - 1, sent.length)
-        assertTrue(sent.length > ContextRules.SELECTION_LIMIT_UTF16, "still longer than the CLI keeps, so it is marked truncated")
+        // 8 bytes allowed: "aé" is 3 bytes, the emoji 4, so the next "é" (2) does not fit.
+        assertEquals("aé😀", ContextRules.selectionToSend("aé😀éb", 8))
+        assertEquals("aé😀é", ContextRules.selectionToSend("aé😀éb", 9))
+        assertEquals("aé", ContextRules.selectionToSend("aé😀éb", 6), "never half an emoji")
+        val big = "x".repeat(Policy.DEFAULT.maxSelectionBytes + 10)
+        assertEquals(Policy.DEFAULT.maxSelectionBytes, ContextRules.selectionToSend(big)!!.length)
+        assertTrue(Policy.DEFAULT.maxSelectionBytes > Policy.DEFAULT.maxSelectedTextUtf16, "still longer than the CLI keeps, so the sidecar marks it truncated")
     }
     test("context: repeats are dropped, closes and renames are sent, replay ends with the active file") {
         val sent = ArrayList<String>()

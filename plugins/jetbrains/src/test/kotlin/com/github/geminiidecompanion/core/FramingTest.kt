@@ -55,4 +55,13 @@ fun framingTests() {
     test("framing ndjson: refuses to write a message with a newline in it") {
         assertFailsWith<IllegalArgumentException> { Ndjson.write(ByteArrayOutputStream(), "{\n}") }
     }
+    test("framing lsp: a header block without a valid Content-Length is skipped; other headers are ignored") {
+        val text = "Content-Length: x\r\n\r\n" + "Content-Type: application/json\r\n\r\n" +
+            "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}"
+        val r = Lsp.reader(ByteArrayInputStream(text.toByteArray()))
+        assertFailsWith<FrameSkipped> { r.next() }
+        assertFailsWith<FrameSkipped> { r.next() }
+        assertEquals("{}", r.next())
+        assertNull(r.next())
+    }
 }

@@ -18,29 +18,47 @@ private class FakeUi : CompanionUi {
     val rightSide = java.util.concurrent.ConcurrentHashMap<Long, String>()
     val closed = LinkedBlockingQueue<Proposal>()
     val logs = LinkedBlockingQueue<String>()
-    val stops = LinkedBlockingQueue<String>()
+    val downs = LinkedBlockingQueue<String>()
+    val readies = LinkedBlockingQueue<Boolean>()
+    val changed = LinkedBlockingQueue<Proposal>()
+    val envs = LinkedBlockingQueue<Map<String, String>>()
     @Volatile var clients = -1
+    @Volatile var statusText: String? = null
     override fun showDiff(p: Proposal, replaced: Proposal?): CompletableFuture<Unit> {
         rightSide[p.id] = p.proposed
         shown.add(p)
         return CompletableFuture.completedFuture(Unit)
     }
     override fun closeDiff(p: Proposal): String { closed.add(p); return rightSide.getValue(p.id) }
-    override fun connectedClients(count: Int) { clients = count }
+    override fun status(connectedClients: Int, text: String?) { clients = connectedClients; statusText = text }
     override fun log(level: String, message: String) { logs.add("$level $message") }
-    override fun stopped(error: String?) { stops.add(error ?: "") }
+    override fun down() { downs.add("down") }
+    override fun ready(restarted: Boolean) { readies.add(restarted) }
+    override fun proposalChanged(p: Proposal) { changed.add(p) }
+    override fun envChanged(env: Map<String, String>) { envs.add(env) }
+    /** The next log line containing [part], within 20 s. */
+    fun logLine(part: String): String {
+        val deadline = System.nanoTime() + 20_000_000_000
+        while (System.nanoTime() < deadline) {
+            val l = logs.poll(100, TimeUnit.MILLISECONDS) ?: continue
+            if (l.contains(part)) return l
+        }
+        throw AssertionError("no log containing \"$part\"")
+    }
 }
 
-private class Fixture(trusted: Boolean?) : AutoCloseable {
+private class Fixture(trusted: Boolean?, binary: String = sidecarBinary(), framing: Framing = Lsp) : AutoCloseable {
     val tmp: File = Files.createTempDirectory("gic-jb").toFile()
     val workspace = File(tmp, "project").apply { mkdirs() }
     val ui = FakeUi()
+    @Volatile var folders = listOf(workspace.absolutePath)
     val session = CompanionSession(SessionConfig(
-        binary = sidecarBinary(),
-        workspaceFolders = listOf(workspace.absolutePath),
-        isTrusted = trusted,
+        binary = binary,
+        workspaceFolders = { folders },
+        isTrusted = { trusted },
         ideDisplayName = "IntelliJ IDEA",
-        environment = mapOf("TMPDIR" to tmp.absolutePath),
+        environment = mapOf("TMPDIR" to tmp.absolutePath, "GIC_TEST_MARKER" to File(tmp, "started").absolutePath),
+        framing = framing,
     ), ui)
     val info = session.start()
     private val clients = ArrayList<McpClient>()
@@ -77,7 +95,8 @@ fun sidecarTests() {
             f.session.stop()
             assertFalse(disc.exists(), "discovery file deleted on stop")
             assertEquals(0, f.session.exitCode())
-            assertEquals("", f.ui.stops.poll(10, TimeUnit.SECONDS), "a requested stop is not reported as an error")
+            assertEquals("down", f.ui.downs.poll(10, TimeUnit.SECONDS))
+            assertTrue(f.ui.logs.none { it.contains("exited") }, "a requested stop is not reported as a crash: ${f.ui.logs}")
         }
     }
     test("sidecar: context reaches the CLI with UTF-16 columns, selection and the IDE's trust") {
@@ -110,7 +129,7 @@ fun sidecarTests() {
             val p = assertNotNull(f.ui.shown.poll(10, TimeUnit.SECONDS))
             assertEquals("old\n", p.original)
             assertEquals("new\n", p.proposed)
-            assertTrue(f.session.proposals.accept(p, "new, edited\n"))
+            assertEquals(Decision.SENT, f.session.proposals.accept(p, "new, edited\n"))
             val acc = cli.waitFor("ide/diffAccepted")
             assertEquals("new, edited\n", acc.str("content"))
             assertEquals(target.absolutePath, acc.str("filePath"))
@@ -133,7 +152,7 @@ fun sidecarTests() {
             val closed = cli.callTool("closeDiff", mapOf("filePath" to newFile))
             assertEquals(mapOf("content" to "edited v2\n"), Json.parse(textOf(closed)))
             assertEquals(q, f.ui.closed.poll(10, TimeUnit.SECONDS))
-            assertFalse(f.session.proposals.accept(q, "late"), "no decision after diff/close")
+            assertEquals(Decision.NOT_OPEN, f.session.proposals.accept(q, "late"), "no decision after diff/close")
             assertEquals(1, cli.seen("ide/diffRejected").size)
             assertEquals(0, cli.seen("ide/diffAccepted").size)
         }
@@ -148,16 +167,42 @@ fun sidecarTests() {
             assertEquals(1, f.ui.clients)
         }
     }
-    test("sidecar: a sidecar that dies is reported to the UI with a reason") {
+    test("sidecar: a sidecar that dies is restarted per its policy, with its texts, and context is sent again") {
         Fixture(trusted = true).use { f ->
-            val sidecar = ProcessHandle.current().children()
-                .filter { it.info().command().orElse("").contains("gemini-ide-companion") }.findFirst().get()
-            sidecar.destroyForcibly()
-            val why = f.ui.stops.poll(10, TimeUnit.SECONDS)
-            assertNotNull(why)
-            assertTrue(why.startsWith("the companion"), why)
+            val file = File(f.workspace, "a.kt").apply { writeText("x\n") }
+            f.session.context.fileFocused(file.absolutePath, Cursor(1, 1), null)
+            val firstPort = f.info.port
+            assertEquals(false, f.ui.readies.poll(10, TimeUnit.SECONDS))
+            ProcessHandle.of(f.session.sidecar.pid()!!).get().destroyForcibly()
+            val restarting = f.ui.logLine("restarting")
+            assertEquals("warn " + Policy.fill(f.session.sidecar.policy.restarting, "signal 9"), restarting, "the policy text, as is, with {reason}")
+            assertEquals(true, f.ui.readies.poll(20, TimeUnit.SECONDS), "restarted")
+            assertEquals("info " + f.session.sidecar.policy.restarted, f.ui.logLine("restarted"))
+            assertEquals("down", f.ui.downs.poll(1, TimeUnit.SECONDS))
+            assertTrue(f.session.isRunning)
+            val info = f.session.info!!
+            assertTrue(info.port != firstPort || info.authToken.isNotEmpty())
+            // The restarted sidecar was told the open file again: a new CLI (on its new port) sees it.
+            val cli = McpClient(info.port, info.authToken).connect()
+            try { cli.waitFor("ide/contextUpdate") { activeFile(it).str("path") == file.absolutePath } } finally { cli.close() }
+        }
+    }
+    test("sidecar: a sidecar that keeps dying is given up on with the gaveUp text") {
+        // Starts the real sidecar once; every restart after that exits at once with a message on stderr.
+        val tmp = Files.createTempDirectory("gic-jb-wrap").toFile()
+        val wrapper = File(tmp, "wrapper.sh")
+        wrapper.writeText("#!/bin/sh\nif [ -e \"\$GIC_TEST_MARKER\" ]; then echo 'cannot start: broken on purpose' >&2; exit 3; fi\ntouch \"\$GIC_TEST_MARKER\"\nexec '${sidecarBinary()}' \"\$@\"\n")
+        wrapper.setExecutable(true)
+        Fixture(trusted = true, binary = wrapper.absolutePath).use { f ->
+            val policy = f.session.sidecar.policy
+            ProcessHandle.current().descendants().filter { it.info().command().orElse("").contains("gemini-ide-companion") }.forEach { it.destroyForcibly() }
+            val gaveUp = f.ui.logLine("not restarting")
+            val expected = "error " + policy.gaveUp.substringBefore("{reason}").replace("{count}", (policy.maxRestarts + 1).toString())
+            assertTrue(gaveUp.startsWith(expected), "gave up with the policy text: $gaveUp")
+            assertTrue(gaveUp.contains("initialize failed"), "with the reason: $gaveUp")
             assertFalse(f.session.isRunning)
         }
+        tmp.deleteRecursively()
     }
     test("sidecar: locating a missing binary says how to install it") {
         val e = assertFailsWith<IOException> { SidecarLocator.find("/nonexistent/gemini-ide-companion") }
@@ -165,5 +210,65 @@ fun sidecarTests() {
         val e2 = assertFailsWith<IOException> { SidecarLocator.find("", mapOf("PATH" to "/nonexistent", "HOME" to "/nonexistent")) }
         assertTrue(e2.message!!.contains("Could not find"), e2.message)
         assertEquals(File(sidecarBinary()).absolutePath, SidecarLocator.find(sidecarBinary()))
+    }
+    test("sidecar v2: initialize over lsp framing returns protocol 2, capabilities and the policy") {
+        Fixture(trusted = true).use { f ->
+            assertEquals(2L, f.info.protocolVersion)
+            val caps = f.session.sidecar.capabilities
+            assertTrue(caps.diffStates && caps.envChanged && caps.terminalEnv && caps.statusText, "capabilities $caps")
+            val policy = f.session.sidecar.policy
+            assertTrue(policy.delaysMs.isNotEmpty() && policy.maxRestarts > 0, "policy $policy")
+            assertTrue(policy.gaveUp.contains(Policy.RESTART_COMMAND), "the sidecar composes texts with our restart command: ${policy.gaveUp}")
+        }
+    }
+    test("sidecar v2: terminal/env answers the link's variables; folders changing sends envChanged and terminals get the new env") {
+        Fixture(trusted = true).use { f ->
+            val env = f.session.terminalEnv()
+            assertEquals(f.info.port.toString(), env["GEMINI_CLI_IDE_SERVER_PORT"])
+            assertEquals(f.workspace.absolutePath, env["GEMINI_CLI_IDE_WORKSPACE_PATH"])
+            val second = File(f.tmp, "second").apply { mkdirs() }
+            f.folders = listOf(f.workspace.absolutePath, second.absolutePath)
+            f.session.foldersChanged(f.folders)
+            val changed = assertNotNull(f.ui.envs.poll(10, TimeUnit.SECONDS), "workspace/envChanged")
+            assertTrue(changed["GEMINI_CLI_IDE_WORKSPACE_PATH"]!!.contains(second.absolutePath), "env $changed")
+            assertEquals(changed, f.session.terminalEnv())
+        }
+    }
+    test("sidecar v2: status carries the sidecar's text, shown as is") {
+        Fixture(trusted = true).use { f ->
+            f.cli()
+            val deadline = System.nanoTime() + 10_000_000_000
+            while (f.ui.clients != 1 && System.nanoTime() < deadline) Thread.onSpinWait()
+            assertEquals(1, f.ui.clients)
+            assertTrue(f.ui.statusText?.contains("1") == true, "status text ${f.ui.statusText}")
+        }
+    }
+    test("sidecar v2: a file changed on disk reaches the view; the first accept asks, the second overwrites and the CLI gets it") {
+        Fixture(trusted = true).use { f ->
+            val cli = f.cli()
+            val target = File(f.workspace, "d.txt").apply { writeText("old\n") }
+            // openDiff returns once the view is shown and the sidecar watches the file.
+            cli.callTool("openDiff", mapOf("filePath" to target.absolutePath, "newContent" to "new\n"))
+            val p = assertNotNull(f.ui.shown.poll(10, TimeUnit.SECONDS))
+            assertNotNull(p.diffId, "a v2 sidecar numbers its proposals")
+            target.writeText("someone else\n")
+            val changed = assertNotNull(f.ui.changed.poll(10, TimeUnit.SECONDS), "diff/state changedOnDisk")
+            assertEquals("changedOnDisk", changed.disk)
+            assertEquals("someone else\n", changed.diskContent)
+            assertEquals(Decision.NEEDS_CONFIRMATION, f.session.proposals.accept(p, "new\n"))
+            assertEquals(Decision.SENT, f.session.proposals.accept(p, "new\n"))
+            assertEquals("new\n", cli.waitFor("ide/diffAccepted").str("content"))
+        }
+    }
+    test("sidecar v2: the ndjson framing speaks protocol 2 as well, and a proposal round-trips over it") {
+        Fixture(trusted = true, framing = Ndjson).use { f ->
+            assertEquals(2L, f.info.protocolVersion)
+            val cli = f.cli()
+            val target = File(f.workspace, "n.txt").apply { writeText("a\n") }
+            cli.callTool("openDiff", mapOf("filePath" to target.absolutePath, "newContent" to "b\n"))
+            val p = assertNotNull(f.ui.shown.poll(10, TimeUnit.SECONDS))
+            assertEquals(Decision.SENT, f.session.proposals.accept(p, "b, edited\n"))
+            assertEquals("b, edited\n", cli.waitFor("ide/diffAccepted").str("content"))
+        }
     }
 }

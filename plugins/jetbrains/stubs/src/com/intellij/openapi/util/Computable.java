@@ -1,0 +1,2 @@
+package com.intellij.openapi.util;
+public interface Computable<T> { T compute(); }
