@@ -88,6 +88,9 @@ type Panel struct {
 	contextID string
 	queue     []*a2a.Message
 	running   bool
+	// ended: the turn being streamed has had its final update; the stream
+	// is closing, and a new prompt is queued behind it, not refused.
+	ended     bool
 	cancelRun context.CancelFunc
 	pending   map[string]*pending
 	lastTool  map[string]string // callId -> last status sent

@@ -24,7 +24,7 @@ func (p *Panel) resubscribe(taskID, contextID string) error {
 		p.mu.Unlock()
 		return refused("a turn is running; resubscribe once it ended")
 	}
-	p.running = true
+	p.running, p.ended = true, false
 	ctx, cancel := context.WithCancel(p.base)
 	p.cancelRun = cancel
 	p.mu.Unlock()

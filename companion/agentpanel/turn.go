@@ -30,7 +30,7 @@ func (p *Panel) prompt(text string, withContext bool) (any, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	busy := p.running || len(p.pending) > 0
+	busy := (p.running && !p.ended) || len(p.pending) > 0
 	p.mu.Unlock()
 	if busy {
 		return nil, refused("the agent is busy: answer its pending request or cancel the turn first")
@@ -77,6 +77,7 @@ func (p *Panel) run(ctx context.Context, cancel context.CancelFunc) {
 		}
 		msg := p.queue[0]
 		p.queue = p.queue[1:]
+		p.ended = false
 		if msg.TaskID == "" {
 			msg.TaskID = a2a.TaskID(p.taskID)
 		}
@@ -119,6 +120,9 @@ func (p *Panel) apply(u agent.Update) {
 	}
 	if u.ContextID != "" {
 		p.contextID = u.ContextID
+	}
+	if u.Final {
+		p.ended = true
 	}
 	p.mu.Unlock()
 	switch {
