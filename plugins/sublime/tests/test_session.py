@@ -8,13 +8,10 @@ JSON-RPC error and carry on; nothing may raise.
 
 import json
 import os
-import queue
 import sys
-import threading
-import time
 import unittest
 
-import support  # noqa: F401
+import support
 from gemini_companion import session as sessionmod
 
 STAND_IN = r"""
@@ -40,46 +37,12 @@ for line in sys.stdin:
 """
 
 
-class Host(object):
-    """A host that runs 'UI' callbacks on the test thread via a queue."""
+class Host(support.QueueHost):
+    """A session host whose diff views are only recorded."""
 
     def __init__(self):
-        self.calls = queue.Queue()
-        self.logs = []
-        self.announced = []
-        self.errors = []
-        self.states = []
+        support.QueueHost.__init__(self)
         self.opened = []
-
-    def call_soon(self, fn):
-        self.calls.put(fn)
-
-    def call_later(self, ms, fn):
-        threading.Timer(ms / 1000.0, self.calls.put, args=(fn,)).start()
-
-    def run_until(self, predicate, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            try:
-                self.calls.get(timeout=min(0.05, remaining))()
-            except queue.Empty:
-                pass
-        return True
-
-    def log(self, text):
-        self.logs.append(text)
-
-    def announce(self, text):
-        self.announced.append(text)
-
-    def report_error(self, text):
-        self.errors.append(text)
-
-    def show_state(self, session):
-        self.states.append(session.describe())
 
     def open_diff_view(self, path, new, original, title):
         self.opened.append(path)
