@@ -280,12 +280,17 @@ class CrashLoopTest(PluginTestCase):
         os.chmod(script, 0o755)
         sublime.load_settings(SETTINGS).set("binary", script)
         self.window.run_command("gemini_start")
-        self.pump_until(lambda: self.session().state == "failed", timeout=20,
+        self.pump_until(lambda: self.session().state == "failed", timeout=30,
                         message="kept restarting a sidecar that always dies")
-        self.assertIn("stopped 5 times", self.session().last_error)
-        restarts = [m for m in sublime.state.status_messages if "restarting" in m]
-        self.assertEqual(len(restarts), 4)
-        self.assertIn("code 7", restarts[0])
+        # It never answered initialize: the built-in policy and texts apply,
+        # five restarts within the minute, then it is given up on.
+        messages = self.plugin.sessionmod.linkmod.DEFAULT_POLICY["messages"]
+        gave_up = messages["gaveUp"].replace("{count}", "6").replace("{reason}", "exit code 7")
+        self.assertEqual(self.session().last_error, gave_up)
+        self.assertIn("Gemini Companion: Restart", gave_up)
+        restarting = messages["restarting"].replace("{reason}", "exit code 7")
+        self.assertEqual(sublime.state.status_messages.count(restarting), 5)
+        self.assertEqual(sublime.state.status_messages[-1], gave_up)
         self.assertTrue(any("boom" in line for line in self.console), self.console)
 
 

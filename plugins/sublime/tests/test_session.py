@@ -12,6 +12,7 @@ import sys
 import unittest
 
 import support
+from fake_sidecar import FakeSidecar, write_relay
 from gemini_companion import session as sessionmod
 
 STAND_IN = r"""
@@ -108,6 +109,31 @@ class SessionBadInputTest(unittest.TestCase):
         self.assertIn("/p/g39.py", tracked)
         self.assertNotIn("/p/f38.py", tracked)
         self.assertNotIn("relative/path.py", tracked)
+
+    def test_selections_are_cut_to_the_sidecars_byte_limit(self):
+        tmp = support.TempDir()
+        self.addCleanup(tmp.cleanup)
+        host = Host()
+        sidecar = FakeSidecar(host.pump)
+        self.addCleanup(sidecar.close)
+        session = sessionmod.Session(host, {"binary": write_relay(tmp.path), "env": sidecar.env()})
+        self.addCleanup(session.stop, True)
+        session.start(["/w"])
+        conn = sidecar.accept()
+        # Before the sidecar has said otherwise, the built-in limit applies.
+        self.assertEqual(session.selection_limit, 65552)
+        conn.answer(conn.expect("initialize"), {"port": 1, "env": {}, "policy": {
+            "limits": {"maxSelectionBytes": 10}}})
+        self.assertTrue(host.run_until(lambda: session.state == "ready"))
+        self.assertEqual(session.selection_limit, 10)
+        cursor = {"line": 1, "character": 1}
+        session.selection_changed("/w/a.txt", cursor, "abcdefgh\U0001F600xyz")
+        # 8 bytes + a 4-byte emoji would be 12: the emoji is left out whole.
+        self.assertEqual(conn.expect("context/selectionChanged")["params"]["selectedText"], "abcdefgh")
+        session.file_focused("/w/b.txt", cursor, "\u00e9" * 20)
+        self.assertEqual(conn.expect("context/fileFocused")["params"]["selectedText"], "\u00e9" * 5)
+        session.selection_changed("/w/b.txt", {"line": 1, "character": 2}, "short")
+        self.assertEqual(conn.expect("context/selectionChanged")["params"]["selectedText"], "short")
 
     def test_the_sidecars_json_log_lines_are_made_readable(self):
         line = json.dumps({"level": "warn", "time": "t", "message": "disk full",
