@@ -232,8 +232,8 @@ class Link(object):
         for section, value in (policy.items() if isinstance(policy, dict) else ()):
             if isinstance(value, dict) and section in self.policy:
                 self.policy[section] = value
-        self.host.log("companion ready on port %s, discovery file %s"
-                      % (result.get("port"), result.get("discoveryFile") or "(none)"))
+        self._on_status(result.get("status"))   # the status line to show from the start
+        self.host.log("companion ready on port %s" % (result.get("port"),))
         self._emit("@ready", result)
         if was_restart:
             self.host.announce(self.message("restarted"))
@@ -327,7 +327,7 @@ class Link(object):
                 reply = {"error": {"code": exc.code or INTERNAL_ERROR, "message": exc.message}}
             except Exception as exc:
                 self.host.log("%s failed: %r" % (method, exc))
-                reply = {"error": {"code": INTERNAL_ERROR, "message": "%s failed: %s" % (method, exc)}}
+                reply = {"error": {"code": INTERNAL_ERROR, "message": "%s: %s" % (method, exc)}}
             reply.update(jsonrpc="2.0", id=request_id)
             return self._send(reply)
         error = message.get("error")

@@ -505,13 +505,10 @@ class Session(object):
         self.link.request("status/get", None, callback, timeout_ms=5000)
 
     def describe(self):
-        """One line for the status bar: the sidecar's own status text once
+        """One line for the status bar: the sidecar's status text as is once
         it has sent one, else what the companion is doing."""
         if self.state == READY:
-            if self.link.status_text:
-                return self.link.status_text
-            count = self.connected_clients
-            return "Gemini: %d CLI connected" % count if count else "Gemini: no CLI connected"
+            return self.link.status_text or "Gemini: ready"
         if self.state == STARTING:
             return "Gemini: starting"
         if self.state == RESTARTING:

@@ -43,8 +43,13 @@ DIFF_SETTING = "gemini_companion_diff"
 
 
 def transcript_files():
-    return (sorted(glob.glob(os.path.join(SHARED, "*.jsonl")))
-            + sorted(glob.glob(os.path.join(OWN, "*.jsonl"))))
+    """Every transcript a plugin replays (``sidecar-*`` ones test the
+    sidecar's own answers to what no plugin sends)."""
+    found = []
+    for folder in (SHARED, OWN):
+        found += [p for p in sorted(glob.glob(os.path.join(folder, "*.jsonl")))
+                  if not os.path.basename(p).startswith("sidecar-")]
+    return found
 
 
 class Replayer(object):
@@ -55,9 +60,9 @@ class Replayer(object):
         self.name = os.path.relpath(path, support.REPO_ROOT)
         self.steps = transcript.load(path)
         self.paths = transcript.Paths(test.workspace)
-        for name in self.paths.files(self.steps):
-            with open(name, "w", encoding="utf-8") as f:
-                f.write("original\n")
+        # ${file} exists when a replay starts; ${file2}, ${file3}... do not.
+        with open(self.paths.get("file"), "w", encoding="utf-8") as f:
+            f.write("one\ntwo\nthree\n")
         self.conn = None
         self.where = self.name
         self.fresh = itertools.count(1)
@@ -67,6 +72,7 @@ class Replayer(object):
         self.sidecar_waiting = []       # ids of sidecar requests the plugin has not answered
         self.requests = {}              # id sent -> method, for both sides
         self.results = []
+        self.bindings = {}              # what placeholders last matched, by key
 
     # ------------------------------------------------------------ helpers
 
@@ -141,13 +147,14 @@ class Replayer(object):
             self.requests[json.dumps(real)] = method
             message["id"] = real
         elif method is None and message.get("id") is not None:
-            if message["id"] == "<id>":
-                real = self.plugin_waiting[-1] if self.plugin_waiting else None
+            if message["id"] == "<id>":     # the earliest unanswered request
+                real = self.plugin_waiting[0] if self.plugin_waiting else None
             else:
                 real = self.plugin_ids.get(key, message["id"])
             if real in self.plugin_waiting:
                 self.plugin_waiting.remove(real)
             message["id"] = real
+        message = transcript.fill(message, self.bindings)
         self.connection().send(message)
         self.check_effect(message)
 
@@ -157,12 +164,23 @@ class Replayer(object):
         if method is not None and method != "initialize" and \
                 method not in ("diff/accepted", "diff/rejected"):
             self.drive(method, pattern.get("params"), "id" in pattern)
-        actual = self.connection().recv(timeout=15)
         expected_id = pattern.pop("id", None) if "id" in pattern else KeyError
-        problem = transcript.mismatch(pattern, actual)
-        if problem is None and expected_id is not KeyError:
-            problem = self.check_id(method, expected_id, actual)
-        if problem:
+        ignored = []
+        while True:
+            try:
+                actual = self.connection().recv(timeout=15)
+            except AssertionError as exc:
+                self.fail("%s; it sent only notifications no line expects: %s" % (
+                    exc, json.dumps(ignored, ensure_ascii=False)[:2000]))
+            problem = transcript.mismatch(pattern, actual, bindings=self.bindings)
+            if problem is None and expected_id is not KeyError:
+                problem = self.check_id(method, expected_id, actual)
+            if problem is None:
+                return
+            if "method" in actual and "id" not in actual and not (
+                    method == actual["method"] and expected_id is KeyError):
+                ignored.append(actual)      # a notification no line expects
+                continue
             self.fail("the plugin sent %s\n  %s" % (
                 json.dumps(actual, ensure_ascii=False)[:1000], problem))
 
@@ -177,7 +195,10 @@ class Replayer(object):
             return transcript.mismatch("<id>", real)
         if expected is None:
             return None if real is None else "id: expected null, got %r" % (real,)
-        wanted = self.sidecar_ids.get(json.dumps(expected)) if expected != "<id>" else None
+        if expected == "<id>":      # the earliest request still waiting
+            wanted = self.sidecar_waiting[0] if self.sidecar_waiting else None
+        else:
+            wanted = self.sidecar_ids.get(json.dumps(expected))
         if wanted is not None and real != wanted:
             return "id: %r answers no request; expected %r" % (real, wanted)
         if real not in self.sidecar_waiting:

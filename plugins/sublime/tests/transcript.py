@@ -52,22 +52,36 @@ class Paths(object):
             return {k: self.substitute(v) for k, v in value.items()}
         return value
 
-    def files(self, steps):
-        """Every ${fileN} the transcript names."""
-        names = set()
-        for _, _, value in steps:
-            names.update(m.group(1) for m in _VARIABLE.finditer(json.dumps(value)))
-        return sorted(self.get(n) for n in names if n != "workspace")
-
 
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def mismatch(pattern, actual, where="$"):
+PLACEHOLDERS = {"<any>": None, "<string>": "x", "<number>": 1}
+
+
+def fill(value, bindings, key=None):
+    """A message to send with its placeholders filled: each takes the value
+    last matched by a placeholder under the same key, else a default."""
+    if isinstance(value, dict):
+        return {k: fill(v, bindings, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, bindings, key) for v in value]
+    if isinstance(value, str) and value in PLACEHOLDERS:
+        return bindings.get(key, PLACEHOLDERS[value])
+    return value
+
+
+def mismatch(pattern, actual, where="$", bindings=None, key=None):
     """None if ``actual`` matches ``pattern`` (already substituted), else a
     sentence saying where it differs. ``"<id>"`` matches any id here; the
-    replayer checks which one."""
+    replayer checks which one. What placeholders matched goes into
+    ``bindings`` under their key."""
+    if isinstance(pattern, str) and pattern in PLACEHOLDERS and bindings is not None:
+        problem = mismatch(pattern, actual, where)
+        if problem is None:
+            bindings[key] = actual
+        return problem
     if pattern == "<any>":
         return None
     if pattern == "<string>":
@@ -83,7 +97,7 @@ def mismatch(pattern, actual, where="$"):
         for key, value in pattern.items():
             if key not in actual:
                 return "%s: %r is missing" % (where, key)
-            problem = mismatch(value, actual[key], "%s.%s" % (where, key))
+            problem = mismatch(value, actual[key], "%s.%s" % (where, key), bindings, key)
             if problem:
                 return problem
         return None
@@ -91,7 +105,7 @@ def mismatch(pattern, actual, where="$"):
         if not isinstance(actual, list) or len(actual) != len(pattern):
             return "%s: expected %s, got %s" % (where, json.dumps(pattern), json.dumps(actual))
         for index, (p, a) in enumerate(zip(pattern, actual)):
-            problem = mismatch(p, a, "%s[%d]" % (where, index))
+            problem = mismatch(p, a, "%s[%d]" % (where, index), bindings, key)
             if problem:
                 return problem
         return None
