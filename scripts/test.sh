@@ -85,7 +85,11 @@ jetbrains_tests() {
 }
 
 sublime_tests() {
-	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" python3 plugins/sublime/tests/run.py
+	# Includes the editor-link transcript replay (tests/test_transcripts.py),
+	# on Sublime Text's plugin host Python (3.8) when it is installed.
+	local py=python3
+	command -v python3.8 >/dev/null && py=python3.8
+	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" "$py" plugins/sublime/tests/run.py
 }
 
 fuzz_briefly() {

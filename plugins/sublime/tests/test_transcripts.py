@@ -112,9 +112,14 @@ class Replayer(object):
     # -------------------------------------------------------------- steps
 
     def do_restart(self, _):
+        self.pump_until(lambda: self.session.state == "ready", "the companion ready")
         self.connection().close()       # the relay exits with code 3
         self.conn = None
         self.plugin_waiting, self.sidecar_waiting = [], []
+        # The user is told, in the sidecar's words, with the reason.
+        text = self.session.link.message("restarting", reason="exit code 3")
+        self.pump_until(lambda: text in sublime.state.status_messages, "message %r" % text)
+        self.restarted = self.session.link.message("restarted")
 
     def do_user(self, action):
         view = self.diff_view()
@@ -157,6 +162,9 @@ class Replayer(object):
         message = transcript.fill(message, self.bindings)
         self.connection().send(message)
         self.check_effect(message)
+        if getattr(self, "restarted", None) and self.requests.get(json.dumps(message.get("id"))) == "initialize":
+            text, self.restarted = self.restarted, None
+            self.pump_until(lambda: text in sublime.state.status_messages, "message %r" % text)
 
     def do_plugin(self, pattern):
         pattern = dict(pattern)
@@ -212,6 +220,8 @@ class Replayer(object):
         """Make the plugin send ``method`` the way the editor would."""
         params = params if isinstance(params, dict) else {}
         session = self.session
+        # What the sidecar sent before is taken first (initialize's answer).
+        self.pump_until(lambda: session.state == "ready", "the companion ready")
         if method == "context/fileFocused":
             session.file_focused(params.get("path"), params.get("cursor"), params.get("selectedText"))
         elif method == "context/selectionChanged":
