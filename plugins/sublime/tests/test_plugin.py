@@ -19,6 +19,10 @@ from mcp_client import McpClient
 sublime, sublime_plugin = support.fake_modules()
 
 SETTINGS = "Gemini Companion.sublime-settings"
+# The sidecar's status lines (status.text), shown as is.
+NO_CLI = "Gemini: no CLI connected"
+ONE_CLI = "Gemini: 1 CLI connected"
+TWO_CLIS = "Gemini: 2 CLIs connected"
 
 
 class PluginTestCase(unittest.TestCase):
@@ -189,23 +193,23 @@ class LifecycleTest(PluginTestCase):
         self.window.run_command("gemini_start")
         self.ready()
         self.assertNotEqual(session.sidecar_pid, pid)
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini: waiting for CLI")
+        self.pump_until(lambda: view.get_status("gemini_companion") == NO_CLI)
         client = self.cli()
         self.wait_active(client, self.code)
 
     def test_status_bar_follows_connected_cli_sessions(self):
         view = self.open(self.code)
         self.ready()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini: waiting for CLI")
+        self.pump_until(lambda: view.get_status("gemini_companion") == NO_CLI)
         first = self.cli()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
         later = self.window.new_file()     # views opened later get it too
-        self.pump_until(lambda: later.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: later.get_status("gemini_companion") == ONE_CLI)
         self.cli()
         self.pump_until(lambda: view.get_status("gemini_companion")
-                        == "Gemini CLI connected (2 sessions)")
+                        == TWO_CLIS)
         first.close()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
 
     def test_a_killed_sidecar_is_restarted_and_announced(self):
         view = self.open(self.code)
@@ -225,7 +229,7 @@ class LifecycleTest(PluginTestCase):
         client = self.cli()
         active = self.wait_active(client, self.code)
         self.assertEqual(active["selectedText"], "import")
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
 
 
 class ManualStartTest(PluginTestCase):
@@ -602,6 +606,28 @@ class TerminalTest(PluginTestCase):
                              env=dict(os.environ, **args["env"]),
                              stdout=subprocess.PIPE, check=True).stdout.decode().split()
         self.assertEqual(out, [str(session.port), self.project, self.project])
+
+    def test_each_terminal_gets_the_environment_the_sidecar_gives_then(self):
+        sublime.state.resources = ["Packages/Terminus/Terminus.sublime-settings"]
+        sublime.load_settings(SETTINGS).set("terminal_command", [sys.executable])
+        self.window.run_command("gemini_open_terminal")
+        session = self.ready()
+
+        def opened():
+            return [a["env"] for c, a in self.window.commands_run if c == "terminus_open"]
+        self.pump_until(lambda: len(opened()) == 1)
+        self.assertEqual(opened()[0]["GEMINI_CLI_IDE_WORKSPACE_PATH"], self.project)
+        extra = self.tmp.join("lib")
+        os.makedirs(extra)
+        self.window.user_add_folder(extra)
+        both = os.pathsep.join([self.project, extra])
+        # workspace/envChanged reaches the session; the next terminal asks
+        # terminal/env again and gets the new folders.
+        self.pump_until(lambda: session.env.get("GEMINI_CLI_IDE_WORKSPACE_PATH") == both)
+        self.window.run_command("gemini_open_terminal")
+        self.pump_until(lambda: len(opened()) == 2)
+        self.assertEqual(opened()[1]["GEMINI_CLI_IDE_WORKSPACE_PATH"], both)
+        self.assertEqual(opened()[1]["GEMINI_CLI_IDE_SERVER_PORT"], str(session.port))
 
     def test_gemini_missing_from_path_is_explained(self):
         sublime.state.resources = ["Packages/Terminus/Terminus.sublime-settings"]
