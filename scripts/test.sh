@@ -88,8 +88,8 @@ sublime_tests() {
 	# Includes the editor-link transcript replay (tests/test_transcripts.py),
 	# on Sublime Text's plugin host Python (3.8) when it is installed.
 	local py=python3
-	command -v python3.8 >/dev/null && py=python3.8
-	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" "$py" plugins/sublime/tests/run.py
+	(cd plugins/sublime && python3.8 -c '') 2>/dev/null && py=python3.8
+	(cd plugins/sublime && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" "$py" tests/run.py)
 }
 
 fuzz_briefly() {

@@ -40,7 +40,7 @@ DEFAULT_POLICY = {
         "restarting": "gemini-ide-companion exited ({reason}); restarting it. "
                       "Gemini CLI sessions reconnect with /ide enable.",
         "gaveUp": "gemini-ide-companion exited {count} times in a minute ({reason}); "
-                  "not restarting it. Run Gemini Companion: Restart to try again.",
+                  "not restarting it: run Gemini Companion: Restart to try again.",
         "restarted": "gemini-ide-companion restarted; Gemini CLI sessions "
                      "reconnect with /ide enable."}}
 

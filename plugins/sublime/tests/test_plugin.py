@@ -25,6 +25,12 @@ ONE_CLI = "Gemini: 1 CLI connected"
 TWO_CLIS = "Gemini: 2 CLIs connected"
 
 
+def idle(session):
+    """The status line before any CLI connects: the sidecar's, if its
+    initialize answer carries one, else the package's own label."""
+    return NO_CLI if isinstance(session.link.info.get("status"), dict) else "Gemini: ready"
+
+
 class PluginTestCase(unittest.TestCase):
     auto_start = True
 
@@ -193,14 +199,14 @@ class LifecycleTest(PluginTestCase):
         self.window.run_command("gemini_start")
         self.ready()
         self.assertNotEqual(session.sidecar_pid, pid)
-        self.pump_until(lambda: view.get_status("gemini_companion") == NO_CLI)
+        self.pump_until(lambda: view.get_status("gemini_companion") == idle(session))
         client = self.cli()
         self.wait_active(client, self.code)
 
     def test_status_bar_follows_connected_cli_sessions(self):
         view = self.open(self.code)
-        self.ready()
-        self.pump_until(lambda: view.get_status("gemini_companion") == NO_CLI)
+        session = self.ready()
+        self.pump_until(lambda: view.get_status("gemini_companion") == idle(session))
         first = self.cli()
         self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
         later = self.window.new_file()     # views opened later get it too
@@ -210,6 +216,7 @@ class LifecycleTest(PluginTestCase):
                         == TWO_CLIS)
         first.close()
         self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
+        self.assertEqual(session.describe(), ONE_CLI)
 
     def test_a_killed_sidecar_is_restarted_and_announced(self):
         view = self.open(self.code)
