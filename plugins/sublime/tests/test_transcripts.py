@@ -265,6 +265,11 @@ class Replayer(object):
             self.pump_until(lambda: self.session.env == params["env"], "the new environment")
         answered = self.requests.get(json.dumps(message.get("id")))
         result = message.get("result")
+        status = result.get("status") if answered == "initialize" and isinstance(result, dict) else None
+        if isinstance(status, dict) and isinstance(status.get("text"), str):
+            views = self.window.views()     # initialize's status line, shown at once
+            self.pump_until(lambda: all(v.get_status("gemini_companion") == status["text"]
+                                        for v in views), "status bar %r" % status["text"])
         if method is None and answered == "terminal/env" and isinstance(result, dict):
             def opened():
                 return [a for c, a in self.window.commands_run if c == "terminus_open"]
