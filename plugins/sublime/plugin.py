@@ -481,16 +481,12 @@ class GeminiStatusCommand(sublime_plugin.WindowCommand):
         session.status_info(show)
 
 
-def doctor_argv(binary, env, cwd, environ=None, in_container=None):
+def doctor_argv(binary, env, cwd, environ=None):
     """The doctor command for a terminal of this window: the companion's
-    variables in the environment, as the Gemini CLI opened from here gets
-    them. Returns (argv, environment)."""
+    terminal environment (``terminal/env``, container rule included) added,
+    as the Gemini CLI opened from here gets it. Returns (argv, environment)."""
     environ = dict(os.environ if environ is None else environ)
     environ.update(env or {})
-    if in_container is None:
-        in_container = os.path.exists("/.dockerenv")
-    if in_container and not environ.get("SSH_CONNECTION") and not environ.get("REMOTE_CONTAINERS"):
-        environ["REMOTE_CONTAINERS"] = "1"
     return [binary, "doctor", "--workspace", cwd], environ
 
 
@@ -500,9 +496,9 @@ class GeminiDoctorCommand(sublime_plugin.WindowCommand):
 
     def run(self):
         session = ensure_session(self.window)
-        session.when_ready(lambda ok: self._run(session))
+        session.when_ready(lambda ok: session.terminal_env(lambda env: self._run(session, env)))
 
-    def _run(self, session):
+    def _run(self, session, env):
         window = self.window
         binary = session.binary
         if not binary:
@@ -511,8 +507,7 @@ class GeminiDoctorCommand(sublime_plugin.WindowCommand):
         base = dict(session.environ)
         if isinstance(session.extra_env, dict):
             base.update(session.extra_env)  # the companion's own "env" setting
-        argv, environ = doctor_argv(binary, session.env if session.running else {},
-                                    _terminal_cwd(window, session), environ=base)
+        argv, environ = doctor_argv(binary, env, _terminal_cwd(window, session), environ=base)
 
         def work():
             try:
