@@ -19,6 +19,9 @@ handling and restarts run). For each step:
 - ``user``: done through the plugin's diff tab: its text edited, the Accept /
   Reject links of its bar clicked, the tab closed.
 - ``restart``: the sidecar process dies; the plugin starts a new one.
+- A ``diff/close`` the plugin answers with ``"content": null`` before a
+  ``user`` step records a race: the user's action reached the plugin first,
+  so the replay does it before sending ``diff/close``.
 - ``cli`` and ``comment``: skipped (the Go replays perform the CLI's side).
 """
 
@@ -73,6 +76,8 @@ class Replayer(object):
         self.requests = {}              # id sent -> method, for both sides
         self.results = []
         self.bindings = {}              # what placeholders last matched, by key
+        self.done = set()               # steps done ahead of their turn
+        self.backlog = []               # plugin notifications no line expected yet
 
     # ------------------------------------------------------------ helpers
 
@@ -103,11 +108,37 @@ class Replayer(object):
         return views[-1]
 
     def run(self):
-        for number, actor, value in self.steps:
+        for index, (number, actor, value) in enumerate(self.steps):
             self.where = "%s:%d" % (self.name, number)
+            if index in self.done:
+                continue
+            if actor == "sidecar" and isinstance(value, dict) and value.get("method") == "diff/close":
+                self.user_first(index)
             step = getattr(self, "do_" + actor, None)
             if step is not None:
                 step(self.paths.substitute(value))
+
+    def user_first(self, index):
+        """A race the transcript records in order: the plugin answers the
+        sidecar's diff/close with ``"content": null`` (its view was gone)
+        because the user's next action reached it first. So that action is
+        done before diff/close is sent, as it happens in the editor."""
+        reply = None
+        for later in range(index + 1, len(self.steps)):
+            number, actor, value = self.steps[later]
+            if actor == "sidecar" or (actor == "plugin" and reply is not None):
+                return
+            if actor == "plugin":
+                result = value.get("result") if isinstance(value, dict) else None
+                if not (isinstance(result, dict) and "content" in result and result["content"] is None):
+                    return
+                reply = later
+            elif actor == "user" and reply is not None:
+                if any(v.settings().get(DIFF_SETTING) for v in self.window.views()):
+                    self.where = "%s:%d (before diff/close)" % (self.name, number)
+                    self.do_user(self.paths.substitute(value))
+                    self.done.add(later)
+                return
 
     # -------------------------------------------------------------- steps
 
@@ -173,13 +204,16 @@ class Replayer(object):
                 method not in ("diff/accepted", "diff/rejected"):
             self.drive(method, pattern.get("params"), "id" in pattern)
         expected_id = pattern.pop("id", None) if "id" in pattern else KeyError
-        ignored = []
+        for kept in list(self.backlog):     # sent ahead of its line (user_first)
+            if transcript.mismatch(pattern, kept, bindings=self.bindings) is None:
+                self.backlog.remove(kept)
+                return
         while True:
             try:
                 actual = self.connection().recv(timeout=15)
             except AssertionError as exc:
                 self.fail("%s; it sent only notifications no line expects: %s" % (
-                    exc, json.dumps(ignored, ensure_ascii=False)[:2000]))
+                    exc, json.dumps(self.backlog, ensure_ascii=False)[:2000]))
             problem = transcript.mismatch(pattern, actual, bindings=self.bindings)
             if problem is None and expected_id is not KeyError:
                 problem = self.check_id(method, expected_id, actual)
@@ -187,7 +221,7 @@ class Replayer(object):
                 return
             if "method" in actual and "id" not in actual and not (
                     method == actual["method"] and expected_id is KeyError):
-                ignored.append(actual)      # a notification no line expects
+                self.backlog.append(actual)     # a notification no line expects (yet)
                 continue
             self.fail("the plugin sent %s\n  %s" % (
                 json.dumps(actual, ensure_ascii=False)[:1000], problem))
