@@ -13,9 +13,13 @@ handling and restarts run). For each step:
   after ``workspace/envChanged``, a Terminus terminal opened with the
   ``terminal/env`` answer.
 - ``plugin``: the replayer makes the plugin send it the way the editor would
-  (a file focused, a folder added, a terminal opened, ...; messages the
-  plugin sends by itself, like ``initialize``, answers and decisions, are
-  just awaited) and checks the message the plugin actually sent.
+  (a file opened with the caret where the message says, a selection made, a
+  tab closed, a folder added, a terminal opened, the Status command's request;
+  for files that are not on disk the session is told directly) and checks
+  the message the plugin actually sent; messages the plugin sends by itself,
+  like ``initialize``, answers and decisions, are just awaited. Plugin
+  notifications no line expects are ignored (opening a file, for one, is
+  reported twice: on_activated and on_load).
 - ``user``: done through the plugin's diff tab: its text edited, the Accept /
   Reject links of its bar clicked, the tab closed.
 - ``restart``: the sidecar process dies; the plugin starts a new one.
@@ -35,6 +39,7 @@ import unittest
 
 import support
 import transcript
+from gemini_companion import positions
 from fake_sidecar import FakeSidecar, write_relay
 
 sublime, sublime_plugin = support.fake_modules()
@@ -146,7 +151,7 @@ class Replayer(object):
         self.pump_until(lambda: self.session.state == "ready", "the companion ready")
         self.connection().close()       # the relay exits with code 3
         self.conn = None
-        self.plugin_waiting, self.sidecar_waiting = [], []
+        self.plugin_waiting, self.sidecar_waiting, self.backlog = [], [], []
         # The user is told, in the sidecar's words, with the reason.
         text = self.session.link.message("restarting", reason="exit code 3")
         self.pump_until(lambda: text in sublime.state.status_messages, "message %r" % text)
@@ -256,13 +261,26 @@ class Replayer(object):
         session = self.session
         # What the sidecar sent before is taken first (initialize's answer).
         self.pump_until(lambda: session.state == "ready", "the companion ready")
-        if method == "context/fileFocused":
-            session.file_focused(params.get("path"), params.get("cursor"), params.get("selectedText"))
+        path, cursor, selected = params.get("path"), params.get("cursor"), params.get("selectedText")
+        region = self.region(path, cursor, selected) if method.startswith("context/") else None
+        if method == "context/fileFocused" and region is not None:
+            view = self.window.find_open_file(path)
+            if view is not None and view == self.window.active_view():
+                self.window.focus_view(self.window.views()[0])  # away, to come back
+            view = self.window.open_file(path)     # focuses it: on_activated
+            view.sel().clear()
+            view.sel().add(region)
+        elif method == "context/selectionChanged" and region is not None:
+            self.window.focus_view(self.window.open_file(path))
+            self.window.find_open_file(path).user_select(region)
+        elif method == "context/fileClosed" and self.window.find_open_file(path) is not None:
+            self.window.find_open_file(path).close()
+        elif method == "context/fileFocused":
+            session.file_focused(path, cursor, selected)
         elif method == "context/selectionChanged":
-            session.selection_changed(params.get("path"), params.get("cursor"),
-                                      params.get("selectedText"))
+            session.selection_changed(path, cursor, selected)
         elif method == "context/fileClosed":
-            session.file_closed(params.get("path"))
+            session.file_closed(path)
         elif method == "context/fileRenamed":
             session.file_renamed(params.get("oldPath"), params.get("newPath"))
         elif method == "workspace/foldersChanged":
@@ -282,6 +300,27 @@ class Replayer(object):
             session.link.request(method, params, lambda r, e: self.results.append((r, e)))
         elif not session.link.notify(method, params):
             self.fail("the plugin cannot send %s now" % method)
+
+    def region(self, path, cursor, selected):
+        """Where the caret and selection go in ``path`` so that the plugin
+        reports ``cursor`` and ``selected`` (None: not a file it can show)."""
+        if not isinstance(path, str) or not os.path.isfile(path) or not isinstance(cursor, dict):
+            return None
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().split("\n")
+        row = cursor.get("line", 1) - 1
+        if not 0 <= row < len(lines):
+            return None
+        column = positions.codepoint_column(lines[row], cursor.get("character", 1) - 1)
+        point = sum(len(line) + 1 for line in lines[:row]) + column
+        text = "\n".join(lines)
+        if not selected:
+            return sublime.Region(point)
+        if text[point - len(selected):point] == selected:
+            return sublime.Region(point - len(selected), point)
+        if text[point:point + len(selected)] == selected:
+            return sublime.Region(point + len(selected), point)
+        return None
 
     def check_effect(self, message):
         """What the user sees after the sidecar sent ``message``."""
