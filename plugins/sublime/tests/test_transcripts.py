@@ -293,7 +293,8 @@ class Replayer(object):
             self.window.commands_run[:] = []
             self.window.run_command("gemini_open_terminal")
         elif method == "status/get":
-            session.status_info(lambda result, error: self.results.append((result, error)))
+            sublime.state.message_dialogs[:] = []
+            self.window.run_command("gemini_status")
         elif method == "shutdown":
             session.stop()
         elif is_request:
@@ -343,6 +344,10 @@ class Replayer(object):
             views = self.window.views()     # initialize's status line, shown at once
             self.pump_until(lambda: all(v.get_status("gemini_companion") == status["text"]
                                         for v in views), "status bar %r" % status["text"])
+        if method is None and answered == "status/get" and isinstance(result, dict):
+            line = "Gemini CLI sessions: %s" % (result.get("connectedClients"),)
+            self.pump_until(lambda: any(line in d for d in sublime.state.message_dialogs),
+                            "the Status dialog saying %r" % line)
         if method is None and answered == "terminal/env" and isinstance(result, dict):
             def opened():
                 return [a for c, a in self.window.commands_run if c == "terminus_open"]
