@@ -38,7 +38,6 @@ from .link import STOPPED, STARTING, READY, RESTARTING, FAILED  # noqa: F401
 # sidecar about (the CLI itself keeps 10).
 REMEMBERED_FILES = 32
 
-
 # Diff states.
 DIFF_OPEN = "open"
 DIFF_ACCEPTED = "accepted"
@@ -92,7 +91,6 @@ class DiffRecord(object):
 
 def _valid_path(value):
     return isinstance(value, str) and value != "" and os.path.isabs(value)
-
 
 
 class Session(object):
