@@ -215,7 +215,8 @@ class LifecycleTest(PluginTestCase):
         self.pump_until(lambda: view.get_status("gemini_companion")
                         == TWO_CLIS)
         first.close()
-        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
+        # A CLI counts as gone once its event stream stayed closed for 5 s.
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI, timeout=20)
         self.assertEqual(session.describe(), ONE_CLI)
 
     def test_a_killed_sidecar_is_restarted_and_announced(self):
