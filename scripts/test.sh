@@ -85,7 +85,11 @@ jetbrains_tests() {
 }
 
 sublime_tests() {
-	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" python3 plugins/sublime/tests/run.py
+	# Includes the editor-link transcript replay (tests/test_transcripts.py),
+	# on Sublime Text's plugin host Python (3.8) when it is installed.
+	local py=python3
+	(cd plugins/sublime && python3.8 -c '') 2>/dev/null && py=python3.8
+	(cd plugins/sublime && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" "$py" tests/run.py)
 }
 
 fuzz_briefly() {

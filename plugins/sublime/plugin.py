@@ -69,6 +69,7 @@ def _session_options():
         "process_id": os.getpid(),
         "ide_name": "sublimetext",
         "ide_display_name": "Sublime Text",
+        "restart_command": "Gemini Companion: Restart",   # its command palette entry
     }
 
 
@@ -105,8 +106,10 @@ def _context_path(view):
     return path
 
 
-def _caret(view):
-    """(cursor, selectedText) of the view's primary selection."""
+def _caret(view, limit):
+    """(cursor, selectedText) of the view's primary selection; at most
+    ``limit`` characters of the selection are read (the session cuts it to
+    the sidecar's byte limit)."""
     selection = view.sel()
     if len(selection) == 0:
         return None, None
@@ -119,7 +122,7 @@ def _caret(view):
     selected = None
     if not region.empty():
         begin = region.begin()
-        end = min(region.end(), begin + positions.SELECTION_SEND_LIMIT)
+        end = min(region.end(), begin + limit)
         selected = view.substr(sublime.Region(begin, end))
     return cursor, selected
 
@@ -161,7 +164,7 @@ def ensure_session(window, start=True):
         path = _context_path(active)
         if path is not None:
             _view_paths[active.id()] = path
-            session.file_focused(path, *_caret(active))
+            session.file_focused(path, *_caret(active, session.selection_limit))
     if start and session.state in (sessionmod.STOPPED, sessionmod.FAILED):
         session.configure(_session_options())
         session.start(window.folders())
@@ -193,6 +196,9 @@ class SublimeHost(object):
 
     def log(self, text):
         console(text)
+
+    def log_stderr(self, text):
+        console("companion: " + sessionmod.format_log_line(text))
 
     def announce(self, text):
         window = self.window()
@@ -399,11 +405,15 @@ def _terminal_cwd(window, session):
 
 
 def _copy_env(window, session, why):
-    sublime.set_clipboard(export_lines(session.env))
-    window.status_message(
-        "Gemini Companion: %scopied the environment for Gemini CLI to the "
-        "clipboard; paste it into a terminal in %s, then run gemini"
-        % (why, _terminal_cwd(window, session)))
+    def copy(env):
+        if env is None:
+            return
+        sublime.set_clipboard(export_lines(env))
+        window.status_message(
+            "Gemini Companion: %scopied the environment for Gemini CLI to the "
+            "clipboard; paste it into a terminal in %s, then run gemini"
+            % (why, _terminal_cwd(window, session)))
+    session.terminal_env(copy)
 
 
 # -------------------------------------------------------------------- commands
@@ -471,16 +481,12 @@ class GeminiStatusCommand(sublime_plugin.WindowCommand):
         session.status_info(show)
 
 
-def doctor_argv(binary, env, cwd, environ=None, in_container=None):
+def doctor_argv(binary, env, cwd, environ=None):
     """The doctor command for a terminal of this window: the companion's
-    variables in the environment, as the Gemini CLI opened from here gets
-    them. Returns (argv, environment)."""
+    terminal environment (``terminal/env``, container rule included) added,
+    as the Gemini CLI opened from here gets it. Returns (argv, environment)."""
     environ = dict(os.environ if environ is None else environ)
     environ.update(env or {})
-    if in_container is None:
-        in_container = os.path.exists("/.dockerenv")
-    if in_container and not environ.get("SSH_CONNECTION") and not environ.get("REMOTE_CONTAINERS"):
-        environ["REMOTE_CONTAINERS"] = "1"
     return [binary, "doctor", "--workspace", cwd], environ
 
 
@@ -490,9 +496,9 @@ class GeminiDoctorCommand(sublime_plugin.WindowCommand):
 
     def run(self):
         session = ensure_session(self.window)
-        session.when_ready(lambda ok: self._run(session))
+        session.when_ready(lambda ok: session.terminal_env(lambda env: self._run(session, env)))
 
-    def _run(self, session):
+    def _run(self, session, env):
         window = self.window
         binary = session.binary
         if not binary:
@@ -501,8 +507,7 @@ class GeminiDoctorCommand(sublime_plugin.WindowCommand):
         base = dict(session.environ)
         if isinstance(session.extra_env, dict):
             base.update(session.extra_env)  # the companion's own "env" setting
-        argv, environ = doctor_argv(binary, session.env if session.running else {},
-                                    _terminal_cwd(window, session), environ=base)
+        argv, environ = doctor_argv(binary, env, _terminal_cwd(window, session), environ=base)
 
         def work():
             try:
@@ -535,7 +540,6 @@ class GeminiOpenTerminalCommand(sublime_plugin.WindowCommand):
             sublime.error_message("Gemini Companion\n\nThe \"terminal_command\" "
                                   "setting must be a list of strings.")
             return
-        env = session.env
         search = os.environ.get("PATH", os.defpath)
         if shutil.which(command[0], path=search) is None:
             sublime.error_message(
@@ -543,13 +547,19 @@ class GeminiOpenTerminalCommand(sublime_plugin.WindowCommand):
                 "with:\n\n    %s\n\nor set \"terminal_command\" in "
                 "Gemini Companion.sublime-settings." % (command[0], GEMINI_INSTALL))
             return
-        window.run_command("terminus_open", {
-            "cmd": command,
-            "cwd": _terminal_cwd(window, session),
-            "env": env,
-            "title": "Gemini CLI",
-            "auto_close": False,
-        })
+
+        def open_terminal(env):
+            # The sidecar's terminal/env, asked each time: after folder
+            # changes or a restart the variables differ.
+            if env is not None:
+                window.run_command("terminus_open", {
+                    "cmd": command,
+                    "cwd": _terminal_cwd(window, session),
+                    "env": env,
+                    "title": "Gemini CLI",
+                    "auto_close": False,
+                })
+        session.terminal_env(open_terminal)
 
 
 class GeminiCopyEnvCommand(sublime_plugin.WindowCommand):
@@ -661,7 +671,7 @@ class GeminiCompanionListener(sublime_plugin.EventListener):
         _check_rename(view)
         path = _context_path(view)
         if path is not None:
-            session.file_focused(path, *_caret(view))
+            session.file_focused(path, *_caret(view, session.selection_limit))
 
     def on_load(self, view):
         window = view.window()
@@ -671,7 +681,8 @@ class GeminiCompanionListener(sublime_plugin.EventListener):
         if window.active_view() == view:
             path = _context_path(view)
             if path is not None:
-                _sessions[window.id()].file_focused(path, *_caret(view))
+                session = _sessions[window.id()]
+                session.file_focused(path, *_caret(view, session.selection_limit))
 
     def on_post_save(self, view):
         _check_rename(view)
@@ -685,7 +696,7 @@ class GeminiCompanionListener(sublime_plugin.EventListener):
             return
         path = _context_path(view)
         if path is not None:
-            session.selection_changed(path, *_caret(view))
+            session.selection_changed(path, *_caret(view, session.selection_limit))
 
     def on_pre_close(self, view):
         window = view.window()

@@ -9,15 +9,6 @@ drift apart on any line that holds one.
 Nothing here imports ``sublime``: the functions take plain strings and ints.
 """
 
-# Gemini CLI keeps at most this many UTF-16 units of the selected text.
-SELECTION_LIMIT_UTF16 = 16384
-
-# How many code points of a selection the plugin sends. A little more than
-# the CLI keeps, so that the sidecar still sees the text is too long and marks
-# it as truncated, while a huge selection never travels in full on every
-# caret move.
-SELECTION_SEND_LIMIT = SELECTION_LIMIT_UTF16 + 16
-
 
 def utf16_length(text):
     """Number of UTF-16 code units needed to encode ``text``."""

@@ -1,19 +1,15 @@
-"""One editor window's companion: sidecar lifecycle, context, diffs.
+"""One editor window's companion: context and diff views, over the link.
 
-A ``Session`` owns one sidecar process (through ``link.Link``), restarts it
-when it dies, remembers what the user has focused so a new sidecar can be
-told at once, and keeps the registry of open diff views.
+A ``Session`` owns one ``link.Link`` (the sidecar process and everything about
+it), remembers what the user has focused so a restarted sidecar is told at
+once, clips selections per the sidecar's ``policy.limits``, and keeps the
+registry of open diff views. It uses the link only through ``request``,
+``notify`` and ``on``; the link runs every handler on the editor's UI thread.
 
-All of a session's state is touched on the editor's UI thread only: the link
-delivers messages on its own threads, and the session hops to the UI thread
-through ``host.call_soon`` before it looks at anything. The host is the thin
-editor adapter (``plugin.py`` for Sublime Text); it must provide:
+The host is the thin editor adapter (``plugin.py`` for Sublime Text); besides
+what ``link.Link`` needs (call_soon, call_later, log, log_stderr, announce,
+report_error) it provides:
 
-    call_soon(fn)                 run fn on the UI thread (thread-safe)
-    call_later(ms, fn)            same, after ms milliseconds (thread-safe)
-    log(text)                     a line for the editor's console
-    announce(text)                a transient message for the user
-    report_error(text)            a problem the user must act on
     show_state(session)           refresh the status bar from the session
     open_diff_view(path, new_content, original_content, title) -> handle
                                   show a proposal; raise on failure
@@ -34,25 +30,9 @@ Nothing here imports ``sublime``.
 import collections
 import json
 import os
-import threading
-import time
 
 from . import link as linkmod
-from . import locate
-
-STOPPED = "stopped"
-STARTING = "starting"
-READY = "ready"
-RESTARTING = "restarting"
-FAILED = "failed"
-
-PROTOCOL_VERSION = 1
-INITIALIZE_TIMEOUT = 15.0
-
-# A sidecar that exits this many times within CRASH_WINDOW seconds is not
-# restarted again until the user asks.
-MAX_CRASHES = 5
-CRASH_WINDOW = 60.0
+from .link import STOPPED, STARTING, READY, RESTARTING, FAILED  # noqa: F401
 
 # How many recently focused files a session remembers to tell a restarted
 # sidecar about (the CLI itself keeps 10).
@@ -118,24 +98,8 @@ class Session(object):
 
     def __init__(self, host, options=None):
         self.host = host
-        self.configure(options)
-
-        self.state = STOPPED
-        self.last_error = ""
-        self.binary = None
-        self.port = None
-        self.auth_token = None
-        self.discovery_file = None
-        self.ide_pid = None
-        self.server_version = None
-        self.sidecar_pid = None
-        self.connected_clients = 0
-        self.restarts = 0
-
-        self._env = {}
-        self._link = None
+        self.link = linkmod.Link(host, options)
         self._generation = 0
-        self._exits = collections.deque(maxlen=MAX_CRASHES)
         self._folders = []
         self._sent_folders = None
         # Most recently focused last: path -> {"cursor":..., "selectedText":...}
@@ -144,29 +108,31 @@ class Session(object):
         self._diffs = {}
         self._by_handle = {}
         self._sent = {}     # path -> (accepted text, diff id), until answered
-        self._waiters = []
+        link = self.link
+        link.on("diff/open", self._diff_open)
+        link.on("diff/close", self._diff_close)
+        link.on("diff/state", self._diff_state)
+        link.on("@ready", self._on_ready)
+        link.on("@exit", self._on_exit)
+        link.on("@state", lambda: self.host.show_state(self))
+
+    # ------------------------------------------------------------ lifecycle
 
     def configure(self, options=None):
         """Take (new) settings; they apply from the next (re)start."""
-        options = dict(options or {})
-        self.binary_setting = options.get("binary", "")
-        self.log_level = options.get("log_level", "")
-        self.log_file = options.get("log_file", "")
-        self.extra_env = options.get("env", {})
-        if self.extra_env is None:
-            self.extra_env = {}
-        self.environ = options.get("environ")
-        if self.environ is None:
-            self.environ = dict(os.environ)
-        self.process_id = options.get("process_id") or os.getpid()
-        self.ide_name = options.get("ide_name", "sublimetext")
-        self.ide_display_name = options.get("ide_display_name", "Sublime Text")
-        self.restart_on_exit = options.get("restart", True)
-        # Sublime Text has no workspace-trust model: report none unless the
-        # embedder passes one, so the CLI's own folder-trust prompt decides.
-        self.is_trusted = options.get("is_trusted")
+        self.link.configure(options)
 
-    # ------------------------------------------------------------ lifecycle
+    state = property(lambda self: self.link.state)
+    last_error = property(lambda self: self.link.last_error)
+    binary = property(lambda self: self.link.binary)
+    environ = property(lambda self: self.link.environ)
+    extra_env = property(lambda self: self.link.extra_env)
+    sidecar_pid = property(lambda self: self.link.pid)
+    connected_clients = property(lambda self: self.link.connected_clients)
+    port = property(lambda self: self.link.info.get("port"))
+    auth_token = property(lambda self: self.link.info.get("authToken"))
+    discovery_file = property(lambda self: self.link.info.get("discoveryFile"))
+    server_version = property(lambda self: self.link.info.get("serverVersion"))
 
     @property
     def running(self):
@@ -174,256 +140,55 @@ class Session(object):
 
     @property
     def env(self):
-        """Environment a terminal needs to reach this window's sidecar."""
-        return dict(self._env)
+        """The last environment the sidecar gave for terminals (initialize,
+        workspace/envChanged, terminal/env)."""
+        return dict(self.link.env)
+
+    @property
+    def selection_limit(self):
+        """How many bytes of UTF-8 of a selection to send (policy.limits)."""
+        return self.link.limit("maxSelectionBytes")
+
+    def terminal_env(self, callback):
+        """``callback(env)`` with the sidecar's ``terminal/env`` for a terminal
+        opened now, or None when the companion is not running."""
+        self.link.terminal_env(callback)
 
     def start(self, folders=None):
         """Start the sidecar (if it is not already running)."""
         if folders is not None:
             self._folders = self._clean_folders(folders)
-        if self.state in (STARTING, READY):
-            return
-        self._exits.clear()
-        self._spawn()
+        self.link.start(self._folders)
 
     def restart(self):
         """Stop the current sidecar, if any, and start a fresh one."""
-        self.stop()
-        self._exits.clear()
-        self._spawn()
+        self.link.folders = list(self._folders)
+        self.link.restart()
 
     def stop(self, quiet=False):
         """Stop the sidecar; open diff views stay, detached.
 
         ``quiet``: the editor is going away; touch none of its UI.
         """
-        self._generation += 1
-        old = self._link
-        self._link = None
-        if not quiet:
-            self._detach_diffs()
-        if old is not None:
-            _close_in_background(old)
-        self.state = STOPPED
-        self.connected_clients = 0
-        self._env = {}
-        if not quiet:
-            self._flush_waiters(False)
-            self.host.show_state(self)
+        self.link.stop(quiet)
 
     def when_ready(self, callback):
         """Run ``callback(True)`` once the sidecar is ready (at once if it
         is), or ``callback(False)`` if it fails to start or is stopped."""
-        if self.state == READY:
-            callback(True)
-        elif self.state in (STARTING, RESTARTING):
-            self._waiters.append(callback)
-        else:
-            callback(False)
+        self.link.when_ready(callback)
 
-    def _flush_waiters(self, ok):
-        waiters, self._waiters = self._waiters, []
-        for callback in waiters:
-            try:
-                callback(ok)
-            except Exception as exc:
-                self.host.log("a waiting command failed: %r" % (exc,))
-
-    def _argv(self):
-        argv = [self.binary, "--stdio"]
-        if self.log_level:
-            argv += ["--log-level", str(self.log_level)]
-        if self.log_file:
-            argv += ["--log-file", os.path.expanduser(str(self.log_file))]
-        return argv
-
-    def _spawn(self):
+    def _on_ready(self, result):
         self._generation += 1
-        generation = self._generation
-        self.connected_clients = 0
-        self._env = {}
-        self.port = self.discovery_file = self.auth_token = None
-        try:
-            self.binary = locate.find_binary(self.binary_setting, self.environ)
-        except locate.BinaryNotFound as exc:
-            self._fail(str(exc), dialog=True)
-            return
-        env = dict(self.environ)
-        if not isinstance(self.extra_env, dict):
-            self._fail("The \"env\" setting must be an object of names and "
-                       "strings, not %r." % (self.extra_env,), dialog=True)
-            return
-        bad = [k for k, v in self.extra_env.items()
-               if not isinstance(k, str) or not isinstance(v, str)]
-        if bad:
-            self._fail("The \"env\" setting must map names to strings; "
-                       "fix: %s" % ", ".join(repr(k) for k in bad), dialog=True)
-            return
-        env.update(self.extra_env)
-        link = linkmod.Link(
-            self._argv(), env=env,
-            on_message=lambda m, p, i: self.host.call_soon(
-                lambda: self._on_message(generation, m, p, i)),
-            on_exit=lambda code: self.host.call_soon(
-                lambda: self._on_exit(generation, code)),
-            on_log=self._on_sidecar_log)
-        try:
-            link.start()
-        except OSError as exc:
-            self._fail("Could not start %s: %s" % (self.binary, exc), dialog=True)
-            return
-        self._link = link
-        self.sidecar_pid = link.pid
-        if self.state != RESTARTING:
-            self.state = STARTING
-        self.host.show_state(self)
-        params = {
-            "protocolVersion": PROTOCOL_VERSION,
-            "ide": {"name": self.ide_name, "displayName": self.ide_display_name},
-            "processId": self.process_id,
-            "workspaceFolders": list(self._folders),
-            # This plugin shows diff/state (queued, orphaned, changed on
-            # disk, expired, undelivered).
-            "capabilities": {"diffStates": True},
-        }
-        if self.is_trusted is not None:
-            params["isTrusted"] = bool(self.is_trusted)
-        link.request_async(
-            "initialize", params,
-            lambda result, error: self.host.call_soon(
-                lambda: self._on_initialized(generation, result, error)),
-            timeout=INITIALIZE_TIMEOUT)
-
-    def _on_sidecar_log(self, text):
-        # Runs on a link thread; the host's log must be thread-safe (print is).
-        self.host.log("companion: " + format_log_line(text))
-
-    def _fail(self, message, dialog=False):
-        self.state = FAILED
-        self.last_error = message
-        self.host.log(message)
-        if dialog:
-            self.host.report_error(message)
-        else:
-            self.host.announce("Gemini Companion: " + message.splitlines()[0])
-        self.host.show_state(self)
-        self._flush_waiters(False)
-
-    def _on_initialized(self, generation, result, error):
-        if generation != self._generation:
-            return
-        if isinstance(error, linkmod.LinkClosed):
-            return      # it died while starting; _on_exit restarts it
-        link = self._link
-        if error is not None or not isinstance(result, dict):
-            detail = str(error) if error is not None else "unexpected answer %r" % (result,)
-            tail = link.stderr_tail()[-3:] if link is not None else []
-            if tail:
-                detail += "\n" + "\n".join(tail)
-            self._link = None
-            self._generation += 1
-            if link is not None:
-                _close_in_background(link)
-            self._fail("The companion did not start: " + detail)
-            return
-        was_restart = self.state == RESTARTING
-        self.state = READY
-        self.last_error = ""
-        self.port = result.get("port")
-        self.auth_token = result.get("authToken")
-        self.discovery_file = result.get("discoveryFile")
-        self.ide_pid = result.get("idePid")
-        self.server_version = result.get("serverVersion")
-        if isinstance(result.get("pid"), int):
-            self.sidecar_pid = result["pid"]
-        env = result.get("env")
-        self._env = dict(env) if isinstance(env, dict) else {}
-        self._sent_folders = list(self._folders)
+        self._sent_folders = list(self.link.folders)
         self._replay_context()
-        if was_restart:
-            self.restarts += 1
-            self.host.announce("Gemini Companion: restarted the companion (port %s)"
-                               % (self.port,))
-        self.host.log("companion ready on port %s, discovery file %s"
-                      % (self.port, self.discovery_file or "(none)"))
-        self.host.show_state(self)
-        self._flush_waiters(True)
 
-    def _on_exit(self, generation, code):
-        if generation != self._generation:
-            return
-        link = self._link
-        self._link = None
-        self.connected_clients = 0
-        self._env = {}
+    def _on_exit(self):
+        self._generation += 1
         self._detach_diffs()
-        tail = link.stderr_tail()[-3:] if link is not None else []
-        reason = "the companion exited (code %s)" % (code,)
-        if tail:
-            self.host.log("companion's last words:\n  " + "\n  ".join(tail))
-        if not self.restart_on_exit:
-            self._fail(reason.capitalize() + ".")
-            return
-        now = time.monotonic()
-        self._exits.append(now)
-        if len(self._exits) >= MAX_CRASHES and now - self._exits[0] < CRASH_WINDOW:
-            self._fail("%s; it stopped %d times within a minute, so it was not "
-                       "restarted. Run \"Gemini Companion: Restart\" to try again."
-                       % (reason.capitalize(), len(self._exits)))
-            return
-        self.state = RESTARTING
-        self.host.announce("Gemini Companion: %s; restarting it" % (reason,))
-        self.host.show_state(self)
-        delay = int(250 * (2 ** (len(self._exits) - 1)))
-        expected = self._generation
-
-        def again():
-            if self._generation == expected and self.state == RESTARTING:
-                self._spawn()
-
-        self.host.call_later(min(delay, 8000), again)
 
     # ------------------------------------------------------------- messages
 
-    def _on_message(self, generation, method, params, request_id):
-        if generation != self._generation or self._link is None:
-            return
-        link = self._link
-        try:
-            if method == "diff/open":
-                self._diff_open(link, params, request_id)
-            elif method == "diff/close":
-                self._diff_close(link, params, request_id)
-            elif method == "status":
-                self._status(params)
-            elif method == "log":
-                self._log_message(params)
-            elif method == "diff/state":
-                self._diff_state(params)
-            elif request_id is not None:
-                link.respond_error(request_id, linkmod.METHOD_NOT_FOUND,
-                                   "method not found: %s" % (method,))
-        except linkmod.LinkError:
-            pass  # the sidecar is gone; _on_exit deals with it
-
-    def _status(self, params):
-        if not isinstance(params, dict):
-            return
-        count = params.get("connectedClients")
-        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
-            self.connected_clients = count
-            self.host.show_state(self)
-
-    def _log_message(self, params):
-        if not isinstance(params, dict) or not isinstance(params.get("message"), str):
-            return
-        level = params.get("level", "info")
-        self.host.log("%s: %s" % (level, params["message"]))
-        self.host.announce("Gemini: " + params["message"])
-
-    def _diff_open(self, link, params, request_id):
-        if request_id is None:
-            return
+    def _diff_open(self, params):
         problem = None
         if not isinstance(params, dict):
             problem = "params must be an object"
@@ -435,8 +200,7 @@ class Session(object):
                 not isinstance(params.get("originalContent"), str):
             problem = "originalContent must be a string or null"
         if problem:
-            link.respond_error(request_id, linkmod.INVALID_PARAMS, "diff/open: " + problem)
-            return
+            raise linkmod.LinkError("diff/open: " + problem, linkmod.INVALID_PARAMS)
         path = params["filePath"]
         title = params.get("title")
         if not isinstance(title, str):
@@ -451,17 +215,16 @@ class Session(object):
                 path, params["newContent"], params.get("originalContent"), title)
         except Exception as exc:
             self.host.log("could not open a diff view for %s: %r" % (path, exc))
-            link.respond_error(request_id, linkmod.INTERNAL_ERROR,
-                               "Sublime Text could not show the diff: %s" % (exc,))
-            return
+            raise linkmod.LinkError("Sublime Text could not show the diff: %s" % (exc,),
+                                    linkmod.INTERNAL_ERROR)
         record = DiffRecord(path, handle, self._generation, params)
         self._diffs[path] = record
         self._by_handle[handle] = record
         if record.owner or record.outside or record.queued:
             self._show_record(record)
         if record.notice:
-            self.host.announce("Gemini: " + record.notice)
-        link.respond(request_id, {})
+            self.host.announce(record.notice)
+        return {}
 
     def _reopen(self, path, diff_id):
         """Show again a proposal whose accept the sidecar refused (the file
@@ -538,19 +301,15 @@ class Session(object):
             self._show_record(record)
         if message:
             self.host.log("diff: " + message)
-            self.host.announce("Gemini: " + message)
+            self.host.announce(message)
 
-    def _diff_close(self, link, params, request_id):
-        if request_id is None:
-            return
+    def _diff_close(self, params):
         if not isinstance(params, dict) or not _valid_path(params.get("filePath")):
-            link.respond_error(request_id, linkmod.INVALID_PARAMS,
-                               "diff/close: filePath must be an absolute path")
-            return
+            raise linkmod.LinkError("diff/close: filePath must be an absolute path",
+                                    linkmod.INVALID_PARAMS)
         record = self._diffs.pop(params["filePath"], None)
         if record is None:
-            link.respond(request_id, {"content": None})
-            return
+            return {"content": None}
         self._by_handle.pop(record.handle, None)
         record.state = DIFF_CLOSED
         try:
@@ -559,7 +318,7 @@ class Session(object):
             self.host.log("could not read the diff view: %r" % (exc,))
             content = None
         self._close_view_quietly(record.handle)
-        link.respond(request_id, {"content": content})
+        return {"content": content}
 
     def _close_view_quietly(self, handle):
         try:
@@ -644,13 +403,7 @@ class Session(object):
     # --------------------------------------------------------------- context
 
     def _send(self, method, params):
-        if self.state != READY or self._link is None:
-            return False
-        try:
-            self._link.notify(method, params)
-            return True
-        except linkmod.LinkError:
-            return False
+        return self.link.notify(method, params)
 
     @staticmethod
     def _clean_folders(folders):
@@ -663,12 +416,10 @@ class Session(object):
     def set_folders(self, folders):
         """The window's folders; tells the sidecar when they changed."""
         folders = self._clean_folders(folders)
-        self._folders = folders
+        self._folders = self.link.folders = folders
         if self.state == READY and folders != self._sent_folders:
             if self._send("workspace/foldersChanged", {"workspaceFolders": folders}):
                 self._sent_folders = list(folders)
-                if "GEMINI_CLI_IDE_WORKSPACE_PATH" in self._env:
-                    self._env["GEMINI_CLI_IDE_WORKSPACE_PATH"] = os.pathsep.join(folders)
 
     @property
     def folders(self):
@@ -694,6 +445,7 @@ class Session(object):
     def file_focused(self, path, cursor=None, selected=None):
         if not _valid_path(path):
             return
+        selected = clip_utf8(selected, self.selection_limit)
         self._remember(path, cursor, selected)
         self._last_selection = (path, cursor, selected)
         self._send("context/fileFocused", self._context_params(path, cursor, selected))
@@ -701,6 +453,7 @@ class Session(object):
     def selection_changed(self, path, cursor, selected=None):
         if not _valid_path(path) or cursor is None:
             return
+        selected = clip_utf8(selected, self.selection_limit)
         if self._last_selection == (path, cursor, selected):
             return
         self._remember(path, cursor, selected)
@@ -744,27 +497,16 @@ class Session(object):
             self._send("context/fileFocused", params)
 
     # ---------------------------------------------------------------- status
-
     def status_info(self, callback):
         """Ask the sidecar for ``status/get``; ``callback(result, error)`` runs
         on the UI thread."""
-        link = self._link
-        if self.state != READY or link is None:
-            callback(None, linkmod.LinkClosed("the companion is not running"))
-            return
-        link.request_async(
-            "status/get", None,
-            lambda result, error: self.host.call_soon(lambda: callback(result, error)),
-            timeout=5.0)
+        self.link.request("status/get", None, callback, timeout_ms=5000)
 
     def describe(self):
-        """One line for the status bar."""
+        """One line for the status bar: the sidecar's status text as is once
+        it has sent one, else what the companion is doing."""
         if self.state == READY:
-            if self.connected_clients == 1:
-                return "Gemini CLI connected"
-            if self.connected_clients > 1:
-                return "Gemini CLI connected (%d sessions)" % self.connected_clients
-            return "Gemini: waiting for CLI"
+            return self.link.status_text or "Gemini: ready"
         if self.state == STARTING:
             return "Gemini: starting"
         if self.state == RESTARTING:
@@ -772,6 +514,14 @@ class Session(object):
         if self.state == FAILED:
             return "Gemini: stopped (see console)"
         return ""
+
+
+def clip_utf8(text, limit):
+    """``text`` cut to at most ``limit`` bytes of UTF-8, whole characters."""
+    if text is None or len(text) * 4 <= limit:
+        return text
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
 
 
 def format_log_line(text):
@@ -790,9 +540,3 @@ def format_log_line(text):
         for k, v in sorted(record.items()))
     line = "%s: %s" % (level, message) if level else message
     return line + (" (%s)" % extras if extras else "")
-
-
-def _close_in_background(link):
-    t = threading.Thread(target=link.close, name="gemini-companion-close")
-    t.daemon = True
-    t.start()

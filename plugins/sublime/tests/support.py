@@ -121,3 +121,61 @@ class TempDir(object):
 
     def cleanup(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+class QueueHost(object):
+    """The host a link or session needs, without Sublime: "UI" callbacks
+    queue up and run on the test's thread in ``pump``; what the user would
+    see is recorded."""
+
+    def __init__(self):
+        import queue
+        self.calls = queue.Queue()
+        self.logs = []
+        self.announced = []
+        self.errors = []
+        self.states = []
+
+    def call_soon(self, fn):
+        self.calls.put(fn)
+
+    def call_later(self, ms, fn):
+        timer = threading.Timer(ms / 1000.0, self.calls.put, args=(fn,))
+        timer.daemon = True
+        timer.start()
+
+    def pump(self, timeout=0.0):
+        """Run queued callbacks, waiting up to ``timeout`` for the first."""
+        import queue
+        ran = 0
+        while True:
+            try:
+                fn = self.calls.get(timeout=timeout if ran == 0 else 0)
+            except queue.Empty:
+                return ran
+            fn()
+            ran += 1
+
+    def run_until(self, predicate, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.pump(min(0.05, remaining))
+        return True
+
+    def log(self, text):
+        self.logs.append(text)
+
+    def log_stderr(self, text):
+        self.logs.append("companion: " + text)
+
+    def announce(self, text):
+        self.announced.append(text)
+
+    def report_error(self, text):
+        self.errors.append(text)
+
+    def show_state(self, session):
+        self.states.append(session.describe())

@@ -294,7 +294,7 @@ class ApiSurfaceTest(unittest.TestCase):
                  and n not in DOCUMENTED["sublime"] and n not in helpers
                  and not isinstance(getattr(sublime, n), type(os))]
         self.assertEqual(extra, [])
-        view_helpers = {"user_select", "user_type", "user_save_as", "text",
+        view_helpers = {"user_select", "user_type", "user_save_as", "user_replace_all", "text",
                         "phantoms", "reference_document", "undo_cleared",
                         "commands_run", "close_prompts"}
         window_helpers = {"user_add_folder", "user_close", "commands_run", "status"}

@@ -1,249 +1,304 @@
-"""The editor link (gemini_companion.link) against the real sidecar binary,
-with a small MCP client playing Gemini CLI."""
+"""The editor link (gemini_companion.link): the plugin's transport and
+lifecycle, against the real sidecar binary (with a small MCP client playing
+Gemini CLI) and against a sidecar the test plays (fake_sidecar) for what the
+real one cannot be made to do: die on cue, talk nonsense, never answer,
+advise another restart policy."""
 
 import json
 import os
-import queue
-import sys
-import threading
+import time
 import unittest
 
 import support
+from fake_sidecar import FakeSidecar, write_relay
 from gemini_companion import link as linkmod
 from mcp_client import McpClient
 
 
-class Recorder(object):
-    """Collects what the sidecar sends to the plugin."""
-
-    def __init__(self):
-        self.messages = queue.Queue()
-        self.exits = queue.Queue()
-
-    def on_message(self, method, params, request_id):
-        self.messages.put((method, params, request_id))
-
-    def on_exit(self, code):
-        self.exits.put(code)
-
-    def next(self, method, timeout=10.0):
-        while True:
-            m = self.messages.get(timeout=timeout)
-            if m[0] == method:
-                return m
-
-
-class SidecarLinkTest(unittest.TestCase):
+class LinkCase(unittest.TestCase):
     def setUp(self):
         self.tmp = support.TempDir()
-        self.workspace = self.tmp.join("project")
-        os.makedirs(self.workspace)
-        env = dict(os.environ, TMPDIR=self.tmp.path)
-        self.rec = Recorder()
-        self.link = linkmod.Link([support.sidecar_binary(), "--stdio"], env=env,
-                                 on_message=self.rec.on_message,
-                                 on_exit=self.rec.on_exit).start()
-        self.clients = []
+        self.addCleanup(self.tmp.cleanup)
+        self.host = support.QueueHost()
+        self.events = []
 
-    def tearDown(self):
-        for c in self.clients:
-            c.close()
-        self.link.close()
-        self.tmp.cleanup()
+    def make_link(self, binary, env=None):
+        link = linkmod.Link(self.host, {
+            "binary": binary, "env": dict(env or {}, TMPDIR=self.tmp.path),
+            "log_level": "warn"})
+        for event in ("@ready", "@exit", "@state"):
+            link.on(event, lambda *args, event=event: self.events.append(event))
+        self.addCleanup(link.stop, True)
+        return link
 
-    def initialize(self, folders=None):
-        return self.link.request("initialize", {
-            "protocolVersion": 1,
-            "ide": {"name": "sublimetext", "displayName": "Sublime Text"},
-            "processId": os.getpid(),
-            "workspaceFolders": [self.workspace] if folders is None else folders,
-        })
+    def until(self, predicate, timeout=10.0, message=None):
+        self.assertTrue(self.host.run_until(predicate, timeout), message)
 
-    def cli(self, result):
-        client = McpClient.from_discovery_file(result["discoveryFile"])
-        self.clients.append(client)
+    def request(self, link, method, params=None, timeout_ms=10000):
+        box = {}
+        link.request(method, params, lambda r, e: box.update(result=r, error=e), timeout_ms)
+        self.until(lambda: box, 15)
+        return box["result"], box["error"]
+
+
+class RealSidecarTest(LinkCase):
+
+    def start(self, folders):
+        link = self.make_link(support.sidecar_binary())
+        link.start(folders)
+        self.until(lambda: link.state == linkmod.READY,
+                   message="not ready: %r %r" % (link.last_error, self.host.logs[-5:]))
+        return link
+
+    def test_initialize_v2_names_sublime_text_and_takes_the_sidecars_policy(self):
+        workspace = self.tmp.join("project")
+        os.makedirs(workspace)
+        link = self.start([workspace])
+        info = link.info
+        self.assertEqual(info["protocolVersion"], 2)
+        with open(info["discoveryFile"], encoding="utf-8") as f:
+            discovery = json.load(f)
+        self.assertEqual(discovery["ideInfo"], {"name": "sublimetext", "displayName": "Sublime Text"})
+        self.assertEqual(discovery["workspacePath"], workspace)
+        self.assertEqual(link.pid, info["pid"])
+        self.assertEqual(link.env["GEMINI_CLI_IDE_SERVER_PORT"], str(info["port"]))
+        self.assertTrue(link.capabilities.get("terminalEnv"), link.capabilities)
+        self.assertEqual(link.policy["restart"], info["policy"]["restart"])
+        self.assertEqual(link.limit("maxSelectionBytes"),
+                         info["policy"]["limits"]["maxSelectionBytes"])
+        # The sidecar composes the texts, with this plugin's restart command.
+        self.assertIn("Gemini Companion: Restart", link.message("gaveUp"))
+        self.assertEqual(self.events[-2:], ["@ready", "@state"])
+
+    def test_terminal_env_is_asked_each_time_and_follows_folder_changes(self):
+        one, two = self.tmp.join("one"), self.tmp.join("two")
+        os.makedirs(one)
+        os.makedirs(two)
+        link = self.start([one])
+        got = []
+        link.terminal_env(got.append)
+        self.until(lambda: got)
+        self.assertEqual(got[0]["GEMINI_CLI_IDE_WORKSPACE_PATH"], one)
+        self.assertTrue(link.notify("workspace/foldersChanged", {"workspaceFolders": [one, two]}))
+        both = os.pathsep.join([one, two])
+        # workspace/envChanged: the link takes the new environment.
+        self.until(lambda: link.env.get("GEMINI_CLI_IDE_WORKSPACE_PATH") == both)
+        link.terminal_env(got.append)
+        self.until(lambda: len(got) == 2)
+        self.assertEqual(got[1]["GEMINI_CLI_IDE_WORKSPACE_PATH"], both)
+        self.assertEqual(got[1]["GEMINI_CLI_IDE_SERVER_PORT"], str(link.info["port"]))
+
+    def test_status_text_from_the_sidecar_follows_a_connecting_cli(self):
+        link = self.start([])
+        client = McpClient.from_discovery_file(link.info["discoveryFile"])
+        self.addCleanup(client.close)
         client.connect()
-        return client
-
-    def test_initialize_writes_a_discovery_file_naming_sublime_text(self):
-        result = self.initialize()
-        path = result["discoveryFile"]
-        self.assertTrue(os.path.isfile(path), path)
-        self.assertTrue(path.startswith(os.path.join(self.tmp.path, "gemini", "ide")))
-        with open(path, encoding="utf-8") as f:
-            info = json.load(f)
-        self.assertEqual(info["ideInfo"]["displayName"], "Sublime Text")
-        self.assertEqual(info["ideInfo"]["name"], "sublimetext")
-        self.assertEqual(info["port"], result["port"])
-        self.assertEqual(info["workspacePath"], self.workspace)
-        self.assertEqual(info["authToken"], result["authToken"])
-        self.assertEqual(result["env"]["GEMINI_CLI_IDE_SERVER_PORT"], str(result["port"]))
-        self.assertEqual(result["env"]["GEMINI_CLI_IDE_WORKSPACE_PATH"], self.workspace)
-        self.assertEqual(result["pid"], self.link.pid)
-
-    def test_bad_initialize_gets_a_clear_error_and_the_link_stays_up(self):
-        with self.assertRaises(linkmod.RemoteError) as caught:
-            self.link.request("initialize", {"protocolVersion": 99, "ide": {
-                "name": "sublimetext", "displayName": "Sublime Text"}})
-        self.assertEqual(caught.exception.code, linkmod.INVALID_PARAMS)
-        self.assertIn("protocolVersion", caught.exception.message)
-        self.assertTrue(self.link.alive)
-        self.assertTrue(os.path.isfile(self.initialize()["discoveryFile"]))
-
-    def test_a_connecting_cli_is_reported_and_sees_both_diff_tools(self):
-        result = self.initialize()
-        client = self.cli(result)
-        method, params, _ = self.rec.next("status")
-        self.assertEqual(params["connectedClients"], 1)
-        names = {t["name"] for t in client.list_tools()}
-        self.assertTrue({"openDiff", "closeDiff"} <= names, names)
+        self.until(lambda: link.connected_clients == 1)
+        connected = link.status_text
+        self.assertTrue(connected, "the sidecar sent no status text")
         client.close()
-        self.assertEqual(self.rec.next("status")[1]["connectedClients"], 0)
+        self.until(lambda: link.connected_clients == 0, timeout=15)
+        self.assertNotEqual(link.status_text, connected)
 
-    def test_context_from_the_plugin_reaches_the_cli(self):
-        result = self.initialize()
-        client = self.cli(result)
-        path = os.path.join(self.workspace, "a.py")
-        with open(path, "w") as f:
-            f.write("print('a😀b')\n")
-        self.link.notify("context/fileFocused", {
-            "path": path, "cursor": {"line": 1, "character": 10},
-            "selectedText": "😀"})
-        update = client.wait_for("ide/contextUpdate", lambda p: any(
-            f["path"] == path and f.get("isActive") for f in
-            p["workspaceState"]["openFiles"]))
-        self.assertIsNotNone(update, client.notifications)
-        active = [f for f in update["params"]["workspaceState"]["openFiles"]
-                  if f.get("isActive")][0]
-        self.assertEqual(active["cursor"], {"line": 1, "character": 10})
-        self.assertEqual(active["selectedText"], "😀")
+    def test_unknown_requests_get_an_error_and_the_link_stays_up(self):
+        link = self.start([])
+        result, error = self.request(link, "editor/nonsense", {})
+        self.assertEqual(error.code, linkmod.METHOD_NOT_FOUND)
+        result, error = self.request(link, "status/get")
+        self.assertIsNone(error)
+        self.assertEqual(result["port"], link.info["port"])
 
-    def test_open_diff_waits_for_the_plugin_and_acceptance_reaches_the_cli(self):
-        result = self.initialize()
-        client = self.cli(result)
-        target = os.path.join(self.workspace, "new.txt")
-        answer = {}
-
-        def call():
-            answer["result"] = client.call_tool(
-                "openDiff", {"filePath": target, "newContent": "proposed\n"})
-        t = threading.Thread(target=call)
-        t.start()
-        method, params, request_id = self.rec.next("diff/open")
-        self.assertEqual(params["filePath"], target)
-        self.assertEqual(params["newContent"], "proposed\n")
-        self.assertIsNone(params["originalContent"])   # the file does not exist
-        self.assertIsNotNone(request_id)
-        self.link.respond(request_id, {})
-        t.join(15)
-        self.assertFalse(t.is_alive())
-        self.assertEqual(answer["result"]["content"], [])
-        self.assertFalse(answer["result"].get("isError", False))
-        self.link.notify("diff/accepted", {"filePath": target, "content": "edited\n"})
-        accepted = client.wait_for("ide/diffAccepted")
-        self.assertEqual(accepted["params"], {"filePath": target, "content": "edited\n"})
-        # The companion does not write the file; the CLI does.
-        self.assertFalse(os.path.exists(target))
-
-    def test_an_error_answer_to_diff_open_makes_the_tool_fail(self):
-        result = self.initialize()
-        client = self.cli(result)
-        answer = {}
-
-        def call():
-            answer["result"] = client.call_tool("openDiff", {
-                "filePath": os.path.join(self.workspace, "x.txt"), "newContent": "x"})
-        t = threading.Thread(target=call)
-        t.start()
-        _, _, request_id = self.rec.next("diff/open")
-        self.link.respond_error(request_id, linkmod.INTERNAL_ERROR, "no window for it")
-        t.join(15)
-        self.assertTrue(answer["result"].get("isError"))
-        self.assertIn("no window for it", answer["result"]["content"][0]["text"])
-
-    def test_shutdown_removes_the_discovery_file_and_exits_cleanly(self):
-        path = self.initialize()["discoveryFile"]
-        self.link.close()
-        self.assertEqual(self.rec.exits.get(timeout=10), 0)
+    def test_stop_removes_the_discovery_file_and_ends_the_process(self):
+        link = self.start([])
+        path, pid = link.info["discoveryFile"], link.pid
+        link.stop()
+        self.assertTrue(support.wait_until(lambda: not support.pid_alive(pid)))
         self.assertFalse(os.path.exists(path))
-        with self.assertRaises(linkmod.LinkClosed):
-            self.link.notify("context/fileClosed", {"path": path})
+        self.assertEqual(link.state, linkmod.STOPPED)
+        self.assertFalse(link.notify("context/fileClosed", {"path": path}))
+        result, error = self.request(link, "status/get")
+        self.assertIsInstance(error, linkmod.LinkError)
 
 
-CHILD = r"""
-import sys, json
-out = sys.stdout
-out.write("this is not json\n")
-out.write("[1, 2, 3]\n")
-out.write('{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x"}}\n')
-out.write(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "diff/open",
-                      "params": {"filePath": "/x", "newContent": "ü"}}) + "\n")
-out.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "hang":
-        continue
-    if msg.get("method") == "quit":
-        sys.exit(3)
-    if "id" in msg and "method" in msg:
-        out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
-                              "result": {"echo": msg.get("params")}}) + "\n")
-    elif "id" in msg:
-        out.write(json.dumps({"jsonrpc": "2.0", "method": "got",
-                              "params": msg}) + "\n")
-    out.flush()
-"""
+POLICY = {
+    "restart": {"delaysMs": [50, 600], "windowMs": 60000, "maxRestarts": 2},
+    "limits": {"maxSelectionBytes": 10},
+    "messages": {"restarting": "down: {reason}", "gaveUp": "gave up after {count} ({reason})",
+                 "restarted": "back"},
+}
 
 
-class LinkRobustnessTest(unittest.TestCase):
-    """Behaviour the real sidecar cannot be made to show: a child that talks
-    nonsense, never answers, or dies with requests pending."""
+class FakeSidecarTest(LinkCase):
 
-    def start(self):
-        rec = Recorder()
-        lines = []
-        link = linkmod.Link([sys.executable, "-c", CHILD], on_message=rec.on_message,
-                            on_exit=rec.on_exit, on_log=lines.append).start()
-        self.addCleanup(link.kill)
-        return link, rec, lines
+    def setUp(self):
+        LinkCase.setUp(self)
+        self.sidecar = FakeSidecar(self.host.pump)
+        self.addCleanup(self.sidecar.close)
+        self.link = self.make_link(write_relay(self.tmp.path), self.sidecar.env())
 
-    def test_garbage_lines_are_logged_and_skipped(self):
-        link, rec, lines = self.start()
-        method, params, request_id = rec.next("diff/open")
-        self.assertEqual((params["newContent"], request_id), ("ü", 7))
-        self.assertTrue(any("not JSON" in l for l in lines), lines)
-        self.assertTrue(any("not a message" in l for l in lines), lines)
-        self.assertTrue(any("rejected a message" in l for l in lines), lines)
-        self.assertEqual(link.request("echo", {"a": "😀"}, timeout=10),
-                         {"echo": {"a": "😀"}})
-        link.respond(request_id, {})
-        method, params, _ = rec.next("got")
-        self.assertEqual(params, {"jsonrpc": "2.0", "id": 7, "result": {}})
+    def ready(self, result=None):
+        conn = self.sidecar.accept()
+        init = conn.expect("initialize")
+        conn.answer(init, dict({"port": 1, "env": {"A": "1"}, "discoveryFile": ""}, **(result or {})))
+        self.until(lambda: self.link.state == linkmod.READY)
+        return conn, init
 
-    def test_a_request_without_answer_times_out(self):
-        link, _, _ = self.start()
-        with self.assertRaises(linkmod.RequestTimeout):
-            link.request("hang", None, timeout=0.3)
-        self.assertTrue(link.alive)
+    def test_initialize_says_version_2_capabilities_and_the_restart_command(self):
+        self.link.start(["/w"])
+        conn, init = self.ready()
+        params = init["params"]
+        self.assertEqual(params["protocolVersion"], 2)
+        self.assertEqual(params["ide"], {"name": "sublimetext", "displayName": "Sublime Text",
+                                         "restartCommand": "Gemini Companion: Restart"})
+        self.assertEqual(params["workspaceFolders"], ["/w"])
+        self.assertEqual(params["capabilities"], {
+            "diff": True, "diffStates": True, "selection": True, "terminal": True,
+            "diagnostics": False, "agent": False})
+        self.assertNotIn("isTrusted", params)
 
-    def test_pending_requests_fail_when_the_child_exits(self):
-        link, rec, _ = self.start()
-        errors = queue.Queue()
-        link.request_async("hang", None, lambda r, e: errors.put(e))
-        link.notify("quit")
-        self.assertEqual(rec.exits.get(timeout=10), 3)
-        self.assertIsInstance(errors.get(timeout=10), linkmod.LinkClosed)
-        self.assertFalse(link.alive)
+    def test_restarts_follow_the_sidecars_policy_and_show_its_messages(self):
+        self.link.start([])
+        conn, _ = self.ready({"policy": POLICY})
+        self.assertEqual(self.link.limit("maxSelectionBytes"), 10)
+        pid = conn.pid
+        conn.close()
+        self.until(lambda: "down: exit code 3" in self.host.announced, message=self.host.announced)
+        died = time.monotonic()
+        self.assertEqual(self.link.state, linkmod.RESTARTING)
+        self.assertIn("@exit", self.events)
+        conn, _ = self.ready()
+        self.assertGreaterEqual(time.monotonic() - died, 0.05)
+        self.assertNotEqual(conn.pid, pid)
+        self.assertEqual(self.host.announced[-1], "back")
+        conn.close()
+        self.until(lambda: self.host.announced.count("down: exit code 3") == 2)
+        died = time.monotonic()
+        conn, _ = self.ready()     # the second delay of the policy
+        self.assertGreaterEqual(time.monotonic() - died, 0.6)
+        conn.close()
+        self.until(lambda: self.link.state == linkmod.FAILED)
+        self.assertEqual(self.link.last_error, "gave up after 3 (exit code 3)")
+        self.assertEqual(self.host.announced[-1], "gave up after 3 (exit code 3)")
+        self.host.pump(0.8)
+        self.assertEqual(len(self.sidecar.connections), 3, "restarted after giving up")
+        # Restart (the user's command) starts afresh.
+        self.link.restart()
+        self.ready()
 
-    def test_values_that_are_not_json_are_refused_before_sending(self):
-        link, _, _ = self.start()
-        with self.assertRaises(ValueError):
-            link.notify("x", {"bad": object()})
-        self.assertEqual(link.request("still", 1, timeout=10), {"echo": 1})
+    def test_before_the_first_initialize_the_built_in_policy_applies(self):
+        # (test_plugin's CrashLoopTest follows the built-in policy to the end.)
+        self.link.start([])
+        self.sidecar.accept().close()       # dies before answering initialize
+        default = linkmod.DEFAULT_POLICY["messages"]["restarting"]
+        self.until(lambda: default.replace("{reason}", "exit code 3") in self.host.announced)
+        self.assertEqual(self.link.state, linkmod.RESTARTING)
+        self.ready()
+        self.assertEqual(self.host.announced[-1], linkmod.DEFAULT_POLICY["messages"]["restarted"])
+        self.assertEqual(self.host.errors, [])
 
-    def test_a_missing_binary_is_an_oserror(self):
-        with self.assertRaises(OSError):
-            linkmod.Link([os.path.join(support.TESTS_DIR, "no-such-binary")]).start()
+    def test_status_log_and_env_changes_are_taken_as_sent(self):
+        self.link.start([])
+        conn, _ = self.ready()
+        conn.send({"jsonrpc": "2.0", "method": "status",
+                   "params": {"connectedClients": 2, "text": "Gemini: two of them"}})
+        conn.send({"jsonrpc": "2.0", "method": "log",
+                   "params": {"level": "warn", "message": "Reconnect with /ide enable."}})
+        conn.send({"jsonrpc": "2.0", "method": "workspace/envChanged",
+                   "params": {"env": {"B": "2"}, "discoveryFile": "/tmp/d.json"}})
+        self.until(lambda: self.link.env == {"B": "2"})
+        self.assertEqual((self.link.connected_clients, self.link.status_text), (2, "Gemini: two of them"))
+        self.assertIn("Reconnect with /ide enable.", self.host.announced)
+        self.assertEqual(self.link.info["discoveryFile"], "/tmp/d.json")
+
+    def test_terminal_env_falls_back_to_the_last_env_when_unanswered(self):
+        self.link.start([])
+        conn, _ = self.ready()
+        got = []
+        self.link.terminal_env(got.append)
+        request = conn.expect("terminal/env")
+        conn.send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}})
+        self.until(lambda: got)
+        self.assertEqual(got, [{"A": "1"}])
+        self.link.terminal_env(got.append)
+        conn.answer(conn.expect("terminal/env"), {"env": {"A": "2"}, "discoveryFile": "/d"})
+        self.until(lambda: len(got) == 2)
+        self.assertEqual(got[1], {"A": "2"})
+
+    def test_nonsense_from_the_sidecar_is_logged_and_the_link_stays_up(self):
+        self.link.start([])
+        conn, _ = self.ready()
+        calls = []
+        self.link.on("editor/fails", lambda params: 1 / 0)
+        self.link.on("editor/works", lambda params: calls.append(params) or {"ok": True})
+        conn.send_raw(b"this is not json\n[1, 2]\n\xff\xfe\n\n")
+        conn.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "bad line"}})
+        conn.send({"jsonrpc": "2.0", "id": 9999, "result": {}})     # answers nothing
+        conn.send({"jsonrpc": "2.0", "method": "editor/unknownNotification", "params": {}})
+        conn.send({"jsonrpc": "2.0", "id": "a", "method": "editor/unknown", "params": {}})
+        conn.send({"jsonrpc": "2.0", "id": "b", "method": "editor/fails", "params": {}})
+        conn.send({"jsonrpc": "2.0", "id": "c", "method": "editor/works", "params": {"x": "ü"}})
+        answers = {}
+        while len(answers) < 3:
+            message = conn.recv()
+            answers[message["id"]] = message
+        self.assertEqual(answers["a"]["error"]["code"], linkmod.METHOD_NOT_FOUND)
+        self.assertIn("editor/unknown", answers["a"]["error"]["message"])
+        self.assertEqual(answers["b"]["error"]["code"], linkmod.INTERNAL_ERROR)
+        self.assertEqual(answers["c"]["result"], {"ok": True})
+        self.assertEqual(calls, [{"x": "ü"}])
+        logs = "\n".join(self.host.logs)
+        self.assertIn("not a message", logs)
+        self.assertIn("bad line", logs)
+        self.assertEqual(self.link.state, linkmod.READY)
+
+    def test_requests_time_out_and_fail_when_the_sidecar_dies(self):
+        self.link.start([])
+        conn, _ = self.ready()
+        result, error = self.request(self.link, "hang", None, timeout_ms=200)
+        self.assertIn("no answer within 200 ms", str(error))
+        box = {}
+        self.link.request("hang", None, lambda r, e: box.update(error=e))
+        conn.expect("hang")
+        conn.expect("hang")
+        conn.close()
+        self.until(lambda: box)
+        self.assertIsInstance(box["error"], linkmod.LinkError)
+        self.assertIn("stopped", str(box["error"]))
+
+    def test_stop_sends_shutdown_closes_stdin_and_never_restarts(self):
+        self.link.start([])
+        conn, _ = self.ready()
+        self.link.stop()
+        self.assertEqual(conn.expect("shutdown")["method"], "shutdown")
+        conn.wait_closed()
+        conn.close()
+        self.host.pump(0.3)
+        self.assertEqual(self.link.state, linkmod.STOPPED)
+        self.assertEqual(len(self.sidecar.connections), 1)
+        self.assertEqual([a for a in self.host.announced if "exit" in a], [])
+
+    def test_a_sidecar_that_cannot_start_is_reported(self):
+        link = self.make_link(self.tmp.join("missing", "gemini-ide-companion"))
+        link.start([])
+        self.assertEqual(link.state, linkmod.FAILED)
+        self.assertIn("go install ./cmd/gemini-ide-companion", self.host.errors[-1])
+        link = self.make_link(write_relay(self.tmp.path), {"X": 5})
+        link.start([])
+        self.assertEqual(link.state, linkmod.FAILED)
+        self.assertIn("env", self.host.errors[-1])
+
+    def test_an_error_answer_to_initialize_is_shown_with_the_sidecars_last_words(self):
+        self.link.configure({"binary": write_relay(self.tmp.path), "env": dict(
+            self.sidecar.env(), GIC_FAKE_SIDECAR_STDERR="protocolVersion 2? never heard of it")})
+        self.link.start([])
+        conn = self.sidecar.accept()
+        init = conn.expect("initialize")
+        self.until(lambda: any("never heard" in line for line in self.host.logs))
+        conn.send({"jsonrpc": "2.0", "id": init["id"], "error": {"code": -32602, "message": "nope"}})
+        self.until(lambda: self.link.state == linkmod.FAILED)
+        self.assertIn("nope", self.link.last_error)
+        self.assertIn("never heard of it", self.link.last_error)
+        conn.expect("shutdown")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,16 @@ from mcp_client import McpClient
 sublime, sublime_plugin = support.fake_modules()
 
 SETTINGS = "Gemini Companion.sublime-settings"
+# The sidecar's status lines (status.text), shown as is.
+NO_CLI = "Gemini: no CLI connected"
+ONE_CLI = "Gemini: 1 CLI connected"
+TWO_CLIS = "Gemini: 2 CLIs connected"
+
+
+def idle(session):
+    """The status line before any CLI connects: the sidecar's, if its
+    initialize answer carries one, else the package's own label."""
+    return NO_CLI if isinstance(session.link.info.get("status"), dict) else "Gemini: ready"
 
 
 class PluginTestCase(unittest.TestCase):
@@ -189,23 +199,25 @@ class LifecycleTest(PluginTestCase):
         self.window.run_command("gemini_start")
         self.ready()
         self.assertNotEqual(session.sidecar_pid, pid)
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini: waiting for CLI")
+        self.pump_until(lambda: view.get_status("gemini_companion") == idle(session))
         client = self.cli()
         self.wait_active(client, self.code)
 
     def test_status_bar_follows_connected_cli_sessions(self):
         view = self.open(self.code)
-        self.ready()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini: waiting for CLI")
+        session = self.ready()
+        self.pump_until(lambda: view.get_status("gemini_companion") == idle(session))
         first = self.cli()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
         later = self.window.new_file()     # views opened later get it too
-        self.pump_until(lambda: later.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: later.get_status("gemini_companion") == ONE_CLI)
         self.cli()
         self.pump_until(lambda: view.get_status("gemini_companion")
-                        == "Gemini CLI connected (2 sessions)")
+                        == TWO_CLIS)
         first.close()
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        # A CLI counts as gone once its event stream stayed closed for 5 s.
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI, timeout=20)
+        self.assertEqual(session.describe(), ONE_CLI)
 
     def test_a_killed_sidecar_is_restarted_and_announced(self):
         view = self.open(self.code)
@@ -225,7 +237,7 @@ class LifecycleTest(PluginTestCase):
         client = self.cli()
         active = self.wait_active(client, self.code)
         self.assertEqual(active["selectedText"], "import")
-        self.pump_until(lambda: view.get_status("gemini_companion") == "Gemini CLI connected")
+        self.pump_until(lambda: view.get_status("gemini_companion") == ONE_CLI)
 
 
 class ManualStartTest(PluginTestCase):
@@ -280,12 +292,17 @@ class CrashLoopTest(PluginTestCase):
         os.chmod(script, 0o755)
         sublime.load_settings(SETTINGS).set("binary", script)
         self.window.run_command("gemini_start")
-        self.pump_until(lambda: self.session().state == "failed", timeout=20,
+        self.pump_until(lambda: self.session().state == "failed", timeout=30,
                         message="kept restarting a sidecar that always dies")
-        self.assertIn("stopped 5 times", self.session().last_error)
-        restarts = [m for m in sublime.state.status_messages if "restarting" in m]
-        self.assertEqual(len(restarts), 4)
-        self.assertIn("code 7", restarts[0])
+        # It never answered initialize: the built-in policy and texts apply,
+        # five restarts within the minute, then it is given up on.
+        messages = self.plugin.sessionmod.linkmod.DEFAULT_POLICY["messages"]
+        gave_up = messages["gaveUp"].replace("{count}", "6").replace("{reason}", "exit code 7")
+        self.assertEqual(self.session().last_error, gave_up)
+        self.assertIn("Gemini Companion: Restart", gave_up)
+        restarting = messages["restarting"].replace("{reason}", "exit code 7")
+        self.assertEqual(sublime.state.status_messages.count(restarting), 5)
+        self.assertEqual(sublime.state.status_messages[-1], gave_up)
         self.assertTrue(any("boom" in line for line in self.console), self.console)
 
 
@@ -597,6 +614,28 @@ class TerminalTest(PluginTestCase):
                              env=dict(os.environ, **args["env"]),
                              stdout=subprocess.PIPE, check=True).stdout.decode().split()
         self.assertEqual(out, [str(session.port), self.project, self.project])
+
+    def test_each_terminal_gets_the_environment_the_sidecar_gives_then(self):
+        sublime.state.resources = ["Packages/Terminus/Terminus.sublime-settings"]
+        sublime.load_settings(SETTINGS).set("terminal_command", [sys.executable])
+        self.window.run_command("gemini_open_terminal")
+        session = self.ready()
+
+        def opened():
+            return [a["env"] for c, a in self.window.commands_run if c == "terminus_open"]
+        self.pump_until(lambda: len(opened()) == 1)
+        self.assertEqual(opened()[0]["GEMINI_CLI_IDE_WORKSPACE_PATH"], self.project)
+        extra = self.tmp.join("lib")
+        os.makedirs(extra)
+        self.window.user_add_folder(extra)
+        both = os.pathsep.join([self.project, extra])
+        # workspace/envChanged reaches the session; the next terminal asks
+        # terminal/env again and gets the new folders.
+        self.pump_until(lambda: session.env.get("GEMINI_CLI_IDE_WORKSPACE_PATH") == both)
+        self.window.run_command("gemini_open_terminal")
+        self.pump_until(lambda: len(opened()) == 2)
+        self.assertEqual(opened()[1]["GEMINI_CLI_IDE_WORKSPACE_PATH"], both)
+        self.assertEqual(opened()[1]["GEMINI_CLI_IDE_SERVER_PORT"], str(session.port))
 
     def test_gemini_missing_from_path_is_explained(self):
         sublime.state.resources = ["Packages/Terminus/Terminus.sublime-settings"]

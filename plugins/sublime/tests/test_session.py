@@ -8,13 +8,11 @@ JSON-RPC error and carry on; nothing may raise.
 
 import json
 import os
-import queue
 import sys
-import threading
-import time
 import unittest
 
-import support  # noqa: F401
+import support
+from fake_sidecar import FakeSidecar, write_relay
 from gemini_companion import session as sessionmod
 
 STAND_IN = r"""
@@ -40,46 +38,12 @@ for line in sys.stdin:
 """
 
 
-class Host(object):
-    """A host that runs 'UI' callbacks on the test thread via a queue."""
+class Host(support.QueueHost):
+    """A session host whose diff views are only recorded."""
 
     def __init__(self):
-        self.calls = queue.Queue()
-        self.logs = []
-        self.announced = []
-        self.errors = []
-        self.states = []
+        support.QueueHost.__init__(self)
         self.opened = []
-
-    def call_soon(self, fn):
-        self.calls.put(fn)
-
-    def call_later(self, ms, fn):
-        threading.Timer(ms / 1000.0, self.calls.put, args=(fn,)).start()
-
-    def run_until(self, predicate, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            try:
-                self.calls.get(timeout=min(0.05, remaining))()
-            except queue.Empty:
-                pass
-        return True
-
-    def log(self, text):
-        self.logs.append(text)
-
-    def announce(self, text):
-        self.announced.append(text)
-
-    def report_error(self, text):
-        self.errors.append(text)
-
-    def show_state(self, session):
-        self.states.append(session.describe())
 
     def open_diff_view(self, path, new, original, title):
         self.opened.append(path)
@@ -145,6 +109,31 @@ class SessionBadInputTest(unittest.TestCase):
         self.assertIn("/p/g39.py", tracked)
         self.assertNotIn("/p/f38.py", tracked)
         self.assertNotIn("relative/path.py", tracked)
+
+    def test_selections_are_cut_to_the_sidecars_byte_limit(self):
+        tmp = support.TempDir()
+        self.addCleanup(tmp.cleanup)
+        host = Host()
+        sidecar = FakeSidecar(host.pump)
+        self.addCleanup(sidecar.close)
+        session = sessionmod.Session(host, {"binary": write_relay(tmp.path), "env": sidecar.env()})
+        self.addCleanup(session.stop, True)
+        session.start(["/w"])
+        conn = sidecar.accept()
+        # Before the sidecar has said otherwise, the built-in limit applies.
+        self.assertEqual(session.selection_limit, 65552)
+        conn.answer(conn.expect("initialize"), {"port": 1, "env": {}, "policy": {
+            "limits": {"maxSelectionBytes": 10}}})
+        self.assertTrue(host.run_until(lambda: session.state == "ready"))
+        self.assertEqual(session.selection_limit, 10)
+        cursor = {"line": 1, "character": 1}
+        session.selection_changed("/w/a.txt", cursor, "abcdefgh\U0001F600xyz")
+        # 8 bytes + a 4-byte emoji would be 12: the emoji is left out whole.
+        self.assertEqual(conn.expect("context/selectionChanged")["params"]["selectedText"], "abcdefgh")
+        session.file_focused("/w/b.txt", cursor, "\u00e9" * 20)
+        self.assertEqual(conn.expect("context/fileFocused")["params"]["selectedText"], "\u00e9" * 5)
+        session.selection_changed("/w/b.txt", {"line": 1, "character": 2}, "short")
+        self.assertEqual(conn.expect("context/selectionChanged")["params"]["selectedText"], "short")
 
     def test_the_sidecars_json_log_lines_are_made_readable(self):
         line = json.dumps({"level": "warn", "time": "t", "message": "disk full",

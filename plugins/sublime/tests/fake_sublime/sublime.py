@@ -656,6 +656,14 @@ class View(object):
         _dispatch("on_modified", self)
         _dispatch("on_selection_modified", self)
 
+    def user_replace_all(self, text):
+        """The user replaces the whole buffer with ``text`` (select all, type)."""
+        self._text = text
+        self._sel.clear()
+        self._sel.add(Region(len(text)))
+        _dispatch("on_modified", self)
+        _dispatch("on_selection_modified", self)
+
     def user_save_as(self, new_path):
         """File > Save As: writes the text to ``new_path`` and retargets."""
         with open(new_path, "w", encoding="utf-8", newline="") as f:
