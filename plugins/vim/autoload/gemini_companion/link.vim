@@ -10,17 +10,6 @@ import autoload 'gemini_companion/util.vim'
 const INIT_TIMEOUT_MS = 15000
 const STOP_TIMEOUT_MS = 2000
 
-# What the plugin uses until a sidecar answered initialize (V2 section 2).
-const DEFAULT_POLICY = {
-  restart: {delaysMs: [100, 500, 1000, 2000, 5000], windowMs: 60000, maxRestarts: 5},
-  limits: {maxSelectionBytes: 65552, maxOpenFiles: 10, maxSelectedTextUtf16: 16384, maxMessageBytes: 268435456},
-  messages: {
-    restarting: 'gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.',
-    gaveUp: 'gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it. Run :GeminiRestart to try again.',
-    restarted: 'gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable.',
-  },
-}
-
 # status: stopped | starting | running | stopping
 var state: dict<any> = {
   status: 'stopped', pid: 0, path: '', info: {}, last_error: '',
@@ -34,7 +23,7 @@ var handlers: dict<list<func>> = {} # method -> handlers
 var ready_handlers: list<func> = []  # called with true / false on start / stop
 var start_waiters: list<func> = []
 var stop_waiters: list<func> = []
-var policy: dict<any> = deepcopy(DEFAULT_POLICY)
+var policy: dict<any> = deepcopy(util.DEFAULT_POLICY)
 var restart_timer = 0
 
 # State for :GeminiStatus and tests (a copy).
@@ -56,10 +45,7 @@ enddef
 # code and message or {} for success). Several handlers may share a
 # notification; a request has one.
 export def On(method: string, Fn: func)
-  if !has_key(handlers, method)
-    handlers[method] = []
-  endif
-  add(handlers[method], Fn)
+  handlers[method] = get(handlers, method, []) + [Fn]
 enddef
 
 # Fn(up: bool) runs after every successful start (true) and every stop or
@@ -109,13 +95,9 @@ export def Notify(method: string, params: any): bool
 enddef
 
 def Reply(id: any, gen: number, err: dict<any>, result: any)
-  if gen != generation
-    return
-  endif
-  if empty(err)
-    Send({jsonrpc: '2.0', id: id, result: result})
-  else
-    Send({jsonrpc: '2.0', id: id, error: {code: get(err, 'code', -32603), message: get(err, 'message', 'error')}})
+  if gen == generation
+    Send(empty(err) ? {jsonrpc: '2.0', id: id, result: result}
+      : {jsonrpc: '2.0', id: id, error: {code: get(err, 'code', -32603), message: get(err, 'message', 'error')}})
   endif
 enddef
 
@@ -125,10 +107,7 @@ def OnMessage(gen: number, ch: channel, msg: any)
   endif
   if has_key(msg, 'method')
     var method: string = msg.method
-    var params = get(msg, 'params', {})
-    if type(params) != v:t_dict
-      params = {}
-    endif
+    var params = type(get(msg, 'params', 0)) == v:t_dict ? msg.params : {}
     var fns = get(handlers, method, [])
     if has_key(msg, 'id')
       var id = msg.id
@@ -164,20 +143,35 @@ def OnMessage(gen: number, ch: channel, msg: any)
   endif
 enddef
 
+# Keeps the last lines of the sidecar's stderr, to say why it exited.
 def OnStderr(gen: number, ch: channel, line: string)
   if gen == generation && line !~ '^\s*$'
-    add(state.stderr, line)
-    if len(state.stderr) > 10
-      remove(state.stderr, 0)
-    endif
+    state.stderr = add(state.stderr, line)[-10 :]
   endif
 enddef
 
+# Calls the functions waiting for the start (with its error, '' when it
+# succeeded), or for the stop (with none).
 def FinishWaiters(err: string)
   var ws = start_waiters
   start_waiters = []
   for W in ws
     W(err)
+  endfor
+enddef
+
+# A start that failed: the user is told why, and so are the waiters.
+def Fail(why: string)
+  state.last_error = why
+  util.Notify(why, 'error')
+  FinishWaiters(why)
+enddef
+
+def FinishStop()
+  var ws = stop_waiters
+  stop_waiters = []
+  for W in ws
+    W()
   endfor
 enddef
 
@@ -214,11 +208,7 @@ def OnExit(gen: number, j: job, code: number)
     Ready(false)
   endif
   if was == 'stopping'
-    var ws = stop_waiters
-    stop_waiters = []
-    for W in ws
-      W()
-    endfor
+    FinishStop()
     return
   endif
   var sig = job_info(j).termsig
@@ -227,9 +217,7 @@ def OnExit(gen: number, j: job, code: number)
     reason ..= ': ' .. state.stderr[-1]
   endif
   if was == 'starting'
-    state.last_error = 'gemini-ide-companion failed to start (' .. reason .. ')'
-    util.Notify(state.last_error, 'error')
-    FinishWaiters(state.last_error)
+    Fail('gemini-ide-companion failed to start (' .. reason .. ')')
     return
   endif
   # It died while running: its discovery file (named after this Vim, which
@@ -279,17 +267,13 @@ def Spawn(path: string)
   })
   if job_status(job) != 'run'
     state.status = 'stopped'
-    state.last_error = 'cannot run ' .. path
-    util.Notify(state.last_error, 'error')
-    FinishWaiters(state.last_error)
+    Fail('cannot run ' .. path)
     return
   endif
   state.pid = job_info(job).process
   var timer = timer_start(INIT_TIMEOUT_MS, (_) => {
     if gen == generation && state.status == 'starting'
-      state.last_error = 'gemini-ide-companion did not answer initialize in time'
-      util.Notify(state.last_error, 'error')
-      FinishWaiters(state.last_error)
+      Fail('gemini-ide-companion did not answer initialize in time')
       Stop()
     endif
   })
@@ -305,15 +289,13 @@ def Spawn(path: string)
       return
     endif
     if !empty(err) || type(result) != v:t_dict
-      state.last_error = 'gemini-ide-companion refused initialize: ' .. get(err, 'message', 'no result')
-      util.Notify(state.last_error, 'error')
-      FinishWaiters(state.last_error)
+      Fail('gemini-ide-companion refused initialize: ' .. get(err, 'message', 'no result'))
       Stop()
       return
     endif
     state.info = result
     if type(get(result, 'policy', 0)) == v:t_dict
-      policy = extend(deepcopy(DEFAULT_POLICY), result.policy)
+      policy = extend(deepcopy(util.DEFAULT_POLICY), result.policy)
     endif
     state.status = 'running'
     state.last_error = ''
@@ -341,9 +323,7 @@ export def Start(Cb: func = null_function)
     var path = util.Binary()
     if path == ''
       state.status = 'stopped'
-      state.last_error = util.BinaryProblem()
-      util.Notify(state.last_error, 'error')
-      FinishWaiters(state.last_error)
+      Fail(util.BinaryProblem())
       return
     endif
     Spawn(path)
@@ -356,19 +336,15 @@ export def Stop(Cb: func = null_function)
     timer_stop(restart_timer)
     restart_timer = 0
   endif
-  if state.status == 'stopped'
-    if Cb != null_function
-      Cb()
-    endif
-    return
-  endif
   if Cb != null_function
     add(stop_waiters, Cb)
   endif
-  if state.status == 'stopping'
+  if state.status == 'stopped'
+    FinishStop()
     return
-  endif
-  if state.status == 'starting'
+  elseif state.status == 'stopping'
+    return
+  elseif state.status == 'starting'
     FinishWaiters('stopped')
   endif
   state.status = 'stopping'
@@ -416,12 +392,9 @@ export def TerminalEnv(Cb: func)
       return
     endif
     Request('terminal/env', {}, (e, result) => {
-      if !empty(e) || type(result) != v:t_dict || type(get(result, 'env', 0)) != v:t_dict
-        # A sidecar without terminal/env: the env from initialize.
-        Cb('', {env: get(state.info, 'env', {}), discoveryFile: get(state.info, 'discoveryFile', '')})
-        return
-      endif
-      Cb('', result)
+      var ok = empty(e) && type(result) == v:t_dict && type(get(result, 'env', 0)) == v:t_dict
+      # Without an answer: the env from initialize.
+      Cb('', ok ? result : {env: get(state.info, 'env', {}), discoveryFile: get(state.info, 'discoveryFile', '')})
     })
   })
 enddef

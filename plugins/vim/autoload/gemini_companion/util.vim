@@ -31,6 +31,18 @@ const TYPES = {
   env: v:t_dict, diff_focus: v:t_bool, notify_level: v:t_string, coalesce_ms: v:t_number,
 }
 
+# The sidecar's policy as the plugin uses it until a sidecar answered
+# initialize (editor link v2): restart pacing, limits and the texts shown.
+export const DEFAULT_POLICY = {
+  restart: {delaysMs: [100, 500, 1000, 2000, 5000], windowMs: 60000, maxRestarts: 5},
+  limits: {maxSelectionBytes: 65552, maxOpenFiles: 10, maxSelectedTextUtf16: 16384, maxMessageBytes: 268435456},
+  messages: {
+    restarting: 'gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.',
+    gaveUp: 'gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it. Run :GeminiRestart to try again.',
+    restarted: 'gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable.',
+  },
+}
+
 const LEVELS = {debug: 0, info: 1, warn: 2, error: 3}
 
 # Every message shown, for :messages-like lookups and tests.
