@@ -65,6 +65,8 @@ export def Selection(kind: string): string
     [l1, c1, l2, c2] = [l2, c2, l1, c1]
   endif
   var lines = CappedLines(l1, l2)
+  # With 'selection' "exclusive" the character at the end is not selected.
+  var exclusive = &selection ==# 'exclusive'
   var text = ''
   if kind ==# 'V'
     text = join(lines, "\n")
@@ -72,16 +74,17 @@ export def Selection(kind: string): string
     var eol = false
     if len(lines) == l2 - l1 + 1
       var tail = lines[-1]
-      eol = c2 > len(tail)
+      eol = c2 > len(tail) && !exclusive
       if !eol
-        lines[-1] = strpart(tail, 0, c2 - 1 + len(strcharpart(strpart(tail, c2 - 1), 0, 1)))
+        lines[-1] = strpart(tail, 0, c2 - 1 + (exclusive ? 0 : len(strcharpart(strpart(tail, c2 - 1), 0, 1))))
       endif
     endif
     lines[0] = strpart(lines[0], c1 - 1)
     text = join(lines, "\n") .. (eol && l2 < line('$') ? "\n" : '')
   else
     var left = min([StartCol(p[1], p[2]), StartCol(q[1], q[2])])
-    var right = max([virtcol([p[1], p[2]]), virtcol([q[1], q[2]])])
+    var right = exclusive ? max([StartCol(p[1], p[2]), StartCol(q[1], q[2])]) - 1
+      : max([virtcol([p[1], p[2]]), virtcol([q[1], q[2]])])
     if getcurpos()[4] == v:maxcol
       right = v:maxcol
     endif
