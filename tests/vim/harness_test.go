@@ -110,13 +110,15 @@ func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 	vimBin := requireVim(t)
 	v := &Vim{t: t, sb: sb, logFile: filepath.Join(sb.TmpDir, "sidecar.log")}
 	config := map[string]any{
-		"sidecar":    testkit.Binary(t),
 		"log_level":  "debug",
 		"log_file":   v.logFile,
 		"auto_start": false,
 	}
 	for k, val := range opts.Config {
 		config[k] = val
+	}
+	if _, ok := config["sidecar"]; !ok {
+		config["sidecar"] = testkit.Binary(t)
 	}
 	cfg, err := json.Marshal(config)
 	if err != nil {
@@ -189,6 +191,9 @@ func (v *Vim) diagnostics() string {
 		fmt.Fprintf(&b, "--- screen:\n%s\n", v.pane.Screen())
 	}
 	if v.ctl != nil {
+		if res, err := v.ctl.call(2*time.Second, "GicEval", "string(filter(gemini_companion#link#State(), {k -> k !=# 'policy'}))"); err == nil {
+			fmt.Fprintf(&b, "--- link state: %v\n", res)
+		}
 		if res, err := v.ctl.call(2*time.Second, "GicEval", "gemini_companion#util#Notes()"); err == nil {
 			for _, n := range asList(res) {
 				m, _ := n.(map[string]any)
@@ -361,9 +366,14 @@ func writeFile(t testing.TB, sb *testkit.Sandbox, name, content string) string {
 	return p
 }
 
-// vimString quotes s as a Vim string literal.
+// vimString is a Vim expression for the string s (any bytes, newlines
+// included).
 func vimString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if !strings.ContainsAny(s, "\n\r\x00") {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	j, _ := json.Marshal(s)
+	return "json_decode('" + strings.ReplaceAll(string(j), "'", "''") + "')"
 }
 
 // ctlConn is the test's end of Vim's JSON channel: it sends

@@ -109,8 +109,9 @@ export def Flush(...args: list<any>)
     return
   endif
   var m = mode(1)
-  if m[0] == 'c' || m[0] == 'r' || m[: 1] == 'no'
-    # The command line or a prompt: leaving it reports again.
+  if m ==# 'c' || m ==# 'cr' || m[0] == 'r' || m[: 1] == 'no'
+    # Typing a command or answering a prompt: leaving it reports again.
+    # (Ex mode, "cv" and "ce", is where the user works: it reports.)
     return
   endif
   var buf = bufnr()
