@@ -64,6 +64,15 @@ func startCLISession(t *testing.T) *cliSession {
 	api := fakegemini.Start(t)
 	file := writeFile(t, sb, "app.py", "def main():\n    print('hello')\n    return 0\n")
 	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
+	// No SSH_CONNECTION: in a container the plugin itself must lead the CLI
+	// to 127.0.0.1, as it does for users.
+	kept := env[:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
+			kept = append(kept, kv)
+		}
+	}
+	env = kept
 	v := startVim(t, sb, Options{
 		UI:   true,
 		Env:  env,

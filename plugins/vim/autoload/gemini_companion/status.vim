@@ -123,7 +123,7 @@ export def Doctor()
   }
   var Run = (env: dict<any>) => {
     job_start([bin, 'doctor', '--workspace', util.Cwd()], {
-      env: extend(copy(env), util.Opt('env')), in_io: 'null', out_io: 'buffer', out_buf: buf, err_io: 'out',
+      env: terminal.CliEnv(env), in_io: 'null', out_io: 'buffer', out_buf: buf, err_io: 'out',
       exit_cb: OnExit, close_cb: OnClose})
   }
   if s.status == 'running'

@@ -41,6 +41,19 @@ def Split()
   endif
 enddef
 
+# The environment of a CLI started here: the sidecar's terminal env and
+# g:gemini_companion.env. In a container the CLI looks for the IDE on
+# host.docker.internal unless it believes it is in a dev container; this
+# CLI runs next to the sidecar, on 127.0.0.1 of the same container.
+export def CliEnv(env: dict<any>): dict<any>
+  var full = extend(copy(env), util.Opt('env'))
+  if !empty(env) && (filereadable('/.dockerenv') || filereadable('/run/.containerenv'))
+      && empty($SSH_CONNECTION) && empty($REMOTE_CONTAINERS) && !has_key(full, 'REMOTE_CONTAINERS')
+    full.REMOTE_CONTAINERS = '1'
+  endif
+  return full
+enddef
+
 def Launch(args: list<string>, env: dict<any>)
   var cmd: list<string> = util.Opt('cli') + args
   if empty(cmd) || !executable(cmd[0])
@@ -52,7 +65,7 @@ def Launch(args: list<string>, env: dict<any>)
   var gen = term_gen
   var scratch = bufnr()
   var buf = term_start(cmd, {
-    curwin: true, env: extend(copy(env), util.Opt('env')), cwd: getcwd(),
+    curwin: true, env: CliEnv(env), cwd: getcwd(),
     term_name: 'Gemini CLI', term_kill: 'term', norestore: true,
     exit_cb: (job, code) => {
       if gen != term_gen
