@@ -38,3 +38,14 @@ func processGroupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// pidAlive reports whether pid runs (and is not a zombie).
+func pidAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	end := strings.LastIndexByte(s, ')')
+	return end >= 0 && end+2 < len(s) && s[end+2] != 'Z' && s[end+2] != 'X'
+}

@@ -16,3 +16,6 @@ func processGroupAlive(pgid int) bool {
 	}
 	return p.Signal(syscall.Signal(0)) == nil
 }
+
+// pidAlive reports whether pid runs.
+func pidAlive(pid int) bool { return processGroupAlive(pid) }

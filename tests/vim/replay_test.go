@@ -424,32 +424,37 @@ func (r *replayer) run(steps []step) {
 	r.finish()
 }
 
-// userRacingClose finds, for a diff/close at step i whose answer the
-// transcript gives as {"content": null} (the view already gone), the user
-// step after it that made the view go; -1 when there is none.
+// userRacingClose finds, for a diff/close at step i that the transcript
+// answers with {"content": null} (the view already gone), the user step
+// around that answer that made the view go; -1 when there is none. In Vim
+// the user's decision and the close request are handled one after the
+// other, so the replay performs that step before sending the close.
 func userRacingClose(steps []step, i int, msg map[string]any) int {
 	if msg["method"] != "diff/close" {
 		return -1
 	}
-	closedFirst := false
+	user, gone := -1, false
 	for j := i + 1; j < len(steps); j++ {
 		s := steps[j]
 		switch {
 		case s.Sidecar != nil || s.Restart != nil:
-			return -1
-		case s.Plugin != nil && !closedFirst:
+			j = len(steps)
+		case s.User != nil && user < 0:
+			user = j
+		case s.Plugin != nil:
 			var reply struct {
+				ID     any `json:"id"`
 				Result *struct {
 					Content *string `json:"content"`
 				} `json:"result"`
 			}
-			if json.Unmarshal(s.Plugin, &reply) != nil || reply.Result == nil || reply.Result.Content != nil {
-				return -1
+			if json.Unmarshal(s.Plugin, &reply) == nil && reply.ID != nil && reply.Result != nil && reply.Result.Content == nil {
+				gone = true
 			}
-			closedFirst = true
-		case s.User != nil && closedFirst:
-			return j
 		}
+	}
+	if gone {
+		return user
 	}
 	return -1
 }

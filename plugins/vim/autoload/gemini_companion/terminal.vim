@@ -128,7 +128,7 @@ enddef
 export def Toggle()
   var w = Window()
   if w > 0 && winnr('$') > 1
-    win_execute(w, 'close')
+    win_execute(w, 'hide')
   else
     Open([])
   endif
