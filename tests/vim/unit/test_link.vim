@@ -64,6 +64,7 @@ def g:Test_restarts_after_a_crash_per_policy()
   Start()
   var before = link.State()
   var file = before.info.discoveryFile
+  var seen = len(gemini_companion#util#Notes())
   var up: list<bool> = []
   link.OnReady((u) => add(up, u))
   system('kill -9 ' .. before.pid)
@@ -77,10 +78,10 @@ def g:Test_restarts_after_a_crash_per_policy()
   assert_equal([false, true], up)
   assert_equal(1, len(now.restarts))
   # The texts are the sidecar's, with the reason filled in.
-  var notes = gemini_companion#util#Notes()->mapnew((_, n) => n.msg)
+  var notes = gemini_companion#util#Notes()[seen :]->mapnew((_, n) => n.msg)
   var restarting = filter(copy(notes), (_, m) => m =~ 'restarting it')
   assert_equal(1, len(restarting), string(notes))
-  assert_match('signal', restarting[0])
+  assert_match('(signal 9)', restarting[0])
   assert_notmatch('{reason}', restarting[0])
   assert_true(index(notes, 'Gemini: ' .. link.Policy().messages.restarted) >= 0 || index(notes, link.Policy().messages.restarted) >= 0, string(notes))
 enddef
@@ -110,4 +111,29 @@ def g:Test_a_sidecar_that_cannot_start_says_why()
   g:gemini_companion.sidecar = saved
   assert_match('not an executable', err)
   assert_equal('stopped', link.State().status)
+enddef
+
+def g:Test_gives_up_after_max_restarts_with_the_sidecars_text()
+  Start()
+  var r = link.Policy().restart
+  # Each crash is restarted after the policy's delay, until maxRestarts
+  # within windowMs; one more crash and the plugin stops trying.
+  for n in range(r.maxRestarts)
+    var pid = link.State().pid
+    system('kill -9 ' .. pid)
+    g:GicWait(() => link.Running() && link.State().pid != pid, 'restart ' .. (n + 1), 15000)
+  endfor
+  var files = glob($TMPDIR .. '/gemini/ide/*.json', 0, 1)
+  system('kill -9 ' .. link.State().pid)
+  g:GicWait(() => link.State().status == 'stopped' && link.State().last_error != '', 'the give-up')
+  sleep 200m
+  assert_equal('stopped', link.State().status)
+  var gave_up = link.State().last_error
+  assert_match('exited ' .. (r.maxRestarts + 1) .. ' times in a minute (signal 9)', gave_up)
+  assert_match(':GeminiRestart', gave_up)
+  assert_equal([], glob($TMPDIR .. '/gemini/ide/*.json', 0, 1), 'stale discovery files')
+  # :GeminiRestart starts it again, with a fresh count.
+  GeminiRestart
+  g:GicWait(() => link.Running(), 'the restart')
+  assert_equal([], link.State().restarts)
 enddef

@@ -95,10 +95,14 @@ enddef
 # (the CLI writes an accepted file itself), so the user sees what it wrote.
 def ReloadWhenWritten(path: string)
   var initial = filereadable(path) ? readfile(path, 'b') : null_list
+  var previous = initial
   var deadline = reltimefloat(reltime()) * 1000 + RELOAD_WATCH_MS
   timer_start(50, (t) => {
     var now = filereadable(path) ? readfile(path, 'b') : null_list
-    if now == initial
+    # Changed, and the same on two looks in a row: the write is over.
+    var settled = now != initial && now == previous
+    previous = now
+    if !settled
       if reltimefloat(reltime()) * 1000 > deadline
         timer_stop(t)
       endif

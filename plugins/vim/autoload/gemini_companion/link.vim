@@ -88,10 +88,7 @@ enddef
 
 # Sends a notification; false (dropped) unless the sidecar is running.
 export def Notify(method: string, params: any): bool
-  if state.status != 'running'
-    return false
-  endif
-  return Send({jsonrpc: '2.0', method: method, params: params})
+  return state.status == 'running' && Send({jsonrpc: '2.0', method: method, params: params})
 enddef
 
 def Reply(id: any, gen: number, err: dict<any>, result: any)
@@ -212,7 +209,8 @@ def OnExit(gen: number, j: job, code: number)
     return
   endif
   var sig = job_info(j).termsig
-  var reason = code == -1 && sig != '' ? 'signal ' .. sig : 'exit code ' .. code
+  sig = string(get({hup: 1, int: 2, quit: 3, abrt: 6, kill: 9, segv: 11, term: 15}, tolower(sig), sig))
+  var reason = code == -1 && sig != "''" ? 'signal ' .. trim(sig, "'") : 'exit code ' .. code
   if !empty(state.stderr)
     reason ..= ': ' .. state.stderr[-1]
   endif
