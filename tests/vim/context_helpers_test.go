@@ -58,7 +58,7 @@ func activeFile(c idectx.IdeContext) *idectx.File {
 // want describes the active file a test waits for.
 type want struct {
 	path      string
-	line, col int     // 0: any
+	line, col int     // line 0: any cursor
 	selection *string // nil: none expected
 }
 
@@ -82,6 +82,30 @@ func (w want) String() string {
 		sel = fmt.Sprintf("%q", *w.selection)
 	}
 	return fmt.Sprintf("active %s at %d:%d, selection %s", w.path, w.line, w.col, sel)
+}
+
+// waitContext waits until the open files in the CLI's latest context
+// satisfy ok.
+func waitContext(t testing.TB, cli *testkit.CLI, what string, ok func(paths []string) bool) {
+	t.Helper()
+	var paths []string
+	if !testkit.Poll(waitTimeout, func() bool {
+		notes := cli.All("ide/contextUpdate")
+		if len(notes) == 0 {
+			return false
+		}
+		var c idectx.IdeContext
+		if err := json.Unmarshal(notes[len(notes)-1].Params, &c); err != nil || c.WorkspaceState == nil {
+			return false
+		}
+		paths = paths[:0]
+		for _, f := range c.WorkspaceState.OpenFiles {
+			paths = append(paths, f.Path)
+		}
+		return ok(paths)
+	}) {
+		t.Fatalf("the CLI's context never had %s; open files: %q", what, paths)
+	}
 }
 
 // waitActive waits until the CLI's latest context has the active file w

@@ -20,7 +20,8 @@ export def Line(): string
   elseif st != 'running'
     return 'Gemini: off'
   endif
-  var line = text != '' ? text : connected == 1 ? 'Gemini: 1 CLI connected' : printf('Gemini: %d CLIs connected', connected)
+  # The sidecar's words; before its first status, only that it runs.
+  var line = text != '' ? text : 'Gemini: running'
   var n = len(diff.Paths())
   return n > 0 ? printf('%s | %d proposal%s', line, n, n == 1 ? '' : 's') : line
 enddef
@@ -153,7 +154,9 @@ export def Setup()
     endif
   })
   link.OnReady((up) => {
-    connected = 0
-    text = ''
+    # A sidecar may give the status with its initialize result.
+    var st = up ? get(link.State().info, 'status', {}) : {}
+    connected = type(st) == v:t_dict && type(get(st, 'connectedClients', '')) == v:t_number ? st.connectedClients : 0
+    text = type(st) == v:t_dict && type(get(st, 'text', 0)) == v:t_string ? st.text : ''
   })
 enddef
