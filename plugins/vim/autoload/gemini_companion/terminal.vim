@@ -41,17 +41,10 @@ def Split()
   endif
 enddef
 
-# The environment of a CLI started here: the sidecar's terminal env and
-# g:gemini_companion.env. In a container the CLI looks for the IDE on
-# host.docker.internal unless it believes it is in a dev container; this
-# CLI runs next to the sidecar, on 127.0.0.1 of the same container.
+# The environment of a CLI started here: the sidecar's terminal env (all
+# it takes to connect, in a container too) and g:gemini_companion.env.
 export def CliEnv(env: dict<any>): dict<any>
-  var full = extend(copy(env), util.Opt('env'))
-  if !empty(env) && (filereadable('/.dockerenv') || filereadable('/run/.containerenv'))
-      && empty($SSH_CONNECTION) && empty($REMOTE_CONTAINERS) && !has_key(full, 'REMOTE_CONTAINERS')
-    full.REMOTE_CONTAINERS = '1'
-  endif
-  return full
+  return extend(copy(env), util.Opt('env'))
 enddef
 
 def Launch(args: list<string>, env: dict<any>)
