@@ -1,6 +1,7 @@
 package vim
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -59,4 +60,10 @@ func TestContextFollowsTyping(t *testing.T) {
 	// a.txt is closed: the CLI no longer lists it.
 	v.Ex(t, "bwipeout "+a)
 	waitContext(t, cli, "a.txt closed", func(paths []string) bool { return !slices.Contains(paths, a) && slices.Contains(paths, b) })
+
+	// b.txt saved under another name: the CLI follows the new name.
+	c2 := filepath.Join(sb.Workspace, "sub", "c.txt")
+	v.Ex(t, "saveas sub/c.txt")
+	waitContext(t, cli, "c.txt instead of b.txt", func(paths []string) bool { return slices.Contains(paths, c2) && !slices.Contains(paths, b) })
+	waitActive(t, cli, want{path: c2, line: 3, col: 4})
 }

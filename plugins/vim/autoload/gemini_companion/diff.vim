@@ -78,7 +78,7 @@ def Teardown(view: dict<any>)
       win_gotoid(wins[0])
       silent! only!
       diffoff
-      enew
+      enew!
     endif
   endif
   Wipe(view.prop)
