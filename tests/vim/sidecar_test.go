@@ -259,3 +259,27 @@ func TestGeminiCliTerminal(t *testing.T) {
 		t.Errorf("discovery files remain after Vim quit: %v", files)
 	}
 }
+
+// The same CLI proposes again for a file whose proposal is shown: the new
+// one replaces it, with no decision sent for the old one.
+func TestNewerProposalReplacesTheShownOne(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "one\n")
+	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
+	v.WaitRunning(t)
+	cli := connect(t, sb)
+	openDiff(t, cli, a, "one\ntwo\n")
+	openDiff(t, cli, a, "one\nthree\n")
+	v.WaitFor(t, "the newer proposal", fmt.Sprintf(`GicDiffTab(%s).right == ['one', 'three']`, vimString(a)), waitTimeout)
+	if n := v.Eval(t, "tabpagenr('$')"); n != 2.0 {
+		t.Errorf("%v tabs, want the user's and one diff tab", n)
+	}
+	inProposal(t, v, a, "write")
+	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if _, c := diffNote(t, raw); c != "one\nthree\n" {
+		t.Errorf("accepted %q, want the newer proposal", c)
+	}
+	if n := len(cli.All("ide/diffRejected")); n != 0 {
+		t.Errorf("%d rejections sent for the replaced proposal", n)
+	}
+}

@@ -215,6 +215,12 @@ var seq = 0
 
 # Shows a proposal for path; returns its view.
 def Open(path: string, new_content: string, original: any, req: dict<any>): dict<any>
+  # A newer proposal for the same file replaces the shown one, silently
+  # (from the user's view of it, back where the user came from).
+  var old = get(views, path, {})
+  if !empty(old)
+    Teardown(old)
+  endif
   var origin_win = win_getid()
   var origin_mode = mode()
   if origin_mode =~# "^[vVsS\<C-V>\<C-S>]"
@@ -263,13 +269,7 @@ def Open(path: string, new_content: string, original: any, req: dict<any>): dict
   }
   execute printf('autocmd GeminiCompanionDiff BufWriteCmd <buffer=%d> OnWrite(%d)', prop, prop)
   execute printf('autocmd GeminiCompanionDiff BufWinLeave <buffer=%d> timer_start(0, (_) => CheckGone(%d))', prop, prop)
-  var old = get(views, path, {})
   views[path] = view
-  if !empty(old)
-    old.done = true
-    Teardown(old)
-    win_gotoid(prop_win)
-  endif
   Label(view)
   # The keys, in a popup over the proposal while this tab shows.
   var [row, col] = win_screenpos(prop_win)
