@@ -406,7 +406,7 @@ enddef
 
 def BadPath(params: dict<any>): string
   var p = get(params, 'filePath', 0)
-  return type(p) != v:t_string || p !~ '^/' ? 'filePath must be an absolute path' : ''
+  return type(p) != v:t_string || !isabsolutepath(p) ? 'filePath must be an absolute path' : ''
 enddef
 
 def OnOpen(params: dict<any>, Reply: func)
