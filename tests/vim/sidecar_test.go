@@ -243,13 +243,14 @@ func TestGeminiCliTerminal(t *testing.T) {
 	if !v.Bool(t, "bufwinid(gemini_companion#terminal#Buffer()) > 0") {
 		t.Errorf(":GeminiToggle did not show the terminal again")
 	}
-	if !testkit.Poll(waitTimeout, func() bool { _, err := os.Stat(pidFile); return err == nil }) {
-		t.Fatal("no child pid")
-	}
-	raw, _ := os.ReadFile(pidFile)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
-		t.Fatal(err)
+	var pid int
+	if !testkit.Poll(waitTimeout, func() bool {
+		raw, _ := os.ReadFile(pidFile)
+		n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		pid = n
+		return err == nil
+	}) {
+		t.Fatal("the CLI's child never wrote its pid")
 	}
 	v.Quit(t)
 	if !testkit.Poll(waitTimeout, func() bool { return !processGroupAlive(pid) && !pidAlive(pid) }) {
