@@ -284,3 +284,24 @@ func TestNewerProposalReplacesTheShownOne(t *testing.T) {
 		t.Errorf("%d rejections sent for the replaced proposal", n)
 	}
 }
+
+// The CLI writes an accepted file in two steps (truncate, then the text),
+// the second late: the buffer follows both and ends with the text.
+func TestAcceptedFileReloadFollowsAWriteInParts(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := writeFile(t, sb, "a.txt", "one\n")
+	v := startVim(t, sb, Options{Args: []string{"a.txt"}, Config: map[string]any{"auto_start": true}})
+	v.WaitRunning(t)
+	cli := connect(t, sb)
+	openDiff(t, cli, a, "one\ntwo\n")
+	inProposal(t, v, a, "write")
+	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitFor(t, "the buffer to show the truncated file", fmt.Sprintf(`getbufline(%s, 1, '$') == ['']`, vimString(a)), waitTimeout)
+	if err := os.WriteFile(a, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitFor(t, "the buffer to show the written text", fmt.Sprintf(`getbufline(%s, 1, '$') == ['one', 'two']`, vimString(a)), waitTimeout)
+}

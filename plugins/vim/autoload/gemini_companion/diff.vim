@@ -91,37 +91,58 @@ def Teardown(view: dict<any>)
   endif
 enddef
 
+# The lines of file path, [] when it is missing or cannot be read (it
+# may go and come back while the CLI writes it).
+def ReadLines(path: string): list<string>
+  try
+    return filereadable(path) ? readfile(path, 'b') : []
+  catch
+    return []
+  endtry
+enddef
+
 # Reloads the unmodified buffers of path once the file on disk changed
 # (the CLI writes an accepted file itself), so the user sees what it wrote.
+# A write seen half done is followed: after a reload the file is watched
+# two seconds more.
 def ReloadWhenWritten(path: string)
-  var initial = filereadable(path) ? readfile(path, 'b') : null_list
-  var previous = initial
-  var deadline = reltimefloat(reltime()) * 1000 + RELOAD_WATCH_MS
+  var loaded = ReadLines(path)
+  var previous = loaded
+  var Now = () => reltimefloat(reltime()) * 1000
+  var deadline = Now() + RELOAD_WATCH_MS
   timer_start(50, (t) => {
-    var now = filereadable(path) ? readfile(path, 'b') : null_list
-    # Changed, and the same on two looks in a row: the write is over.
-    var settled = now != initial && now == previous
+    var now = ReadLines(path)
+    # Changed, and the same on two looks in a row.
+    var settled = now != loaded && now == previous
     previous = now
-    if !settled
-      if reltimefloat(reltime()) * 1000 > deadline
-        timer_stop(t)
+    if settled
+      loaded = now
+      if Now() + 2000 < deadline
+        deadline = Now() + 2000
       endif
-      return
+      Reload(path)
     endif
-    timer_stop(t)
-    for info in getbufinfo({bufloaded: 1})
-      if util.FileOf(info.bufnr) != path
-        continue
-      endif
-      if info.changed
-        util.Notify(fnamemodify(path, ':~:.') .. ' was changed by Gemini CLI, but has unsaved changes here; :e! loads the new version', 'warn')
-      elseif !empty(info.windows)
-        win_execute(info.windows[0], 'silent! edit!')
-      else
-        execute 'silent! checktime ' .. info.bufnr
-      endif
-    endfor
+    if Now() > deadline
+      timer_stop(t)
+    endif
   }, {repeat: -1})
+enddef
+
+def Reload(path: string)
+  for info in getbufinfo({bufloaded: 1})
+    if util.FileOf(info.bufnr) != path
+      continue
+    endif
+    if info.changed
+      util.Notify(fnamemodify(path, ':~:.') .. ' was changed by Gemini CLI, but has unsaved changes here; :e! loads the new version', 'warn')
+    elseif !empty(info.windows)
+      win_execute(info.windows[0], 'silent! edit!')
+    else
+      setbufvar(info.bufnr, '&autoread', 1)
+      execute 'silent! checktime ' .. info.bufnr
+      setbufvar(info.bufnr, '&autoread', -1)
+    endif
+  endfor
 enddef
 
 # Records the user's decision, tells the sidecar, and closes the view.
