@@ -190,6 +190,7 @@ type replayer struct {
 	started bool
 	envFile string
 	held    []map[string]any // messages of the plugin no line matched yet
+	diffed  string           // the file of the last diff/open sent
 	done    map[int]bool     // user steps performed ahead of their line
 }
 
@@ -616,15 +617,20 @@ func (r *replayer) observe(where string, msg map[string]any) {
 		}
 	case "diff/open":
 		path, _ := params["filePath"].(string)
+		r.diffed = path
 		r.v.WaitFor(r.t, where+": the diff view", "GicDiffTab("+vimString(path)+").found", waitTimeout)
 		st := diffTab(r.t, r.v, path)
 		newContent, _ := params["newContent"].(string)
-		original, _ := params["originalContent"].(string)
 		if got := strings.Join(st.Right, "\n") + "\n"; got != newContent {
 			r.t.Errorf("%s: the proposal shows %q, want %q", where, got, newContent)
 		}
-		if got := strings.Join(st.Left, "\n") + "\n"; got != original {
-			r.t.Errorf("%s: the left side shows %q, want %q", where, got, original)
+		// A new file (originalContent null) shows an empty left side.
+		wantLeft := "\n"
+		if original, ok := params["originalContent"].(string); ok && original != "" {
+			wantLeft = original
+		}
+		if got := strings.Join(st.Left, "\n") + "\n"; got != wantLeft {
+			r.t.Errorf("%s: the left side shows %q, want %q", where, got, wantLeft)
 		}
 		if !st.Diff[0] || !st.Diff[1] || st.LeftModifiable {
 			r.t.Errorf("%s: diff view %+v: want both sides in diff mode, the left read-only", where, st)
@@ -688,11 +694,11 @@ func (r *replayer) checkTerminalEnv(where string, env map[string]any) {
 	}
 }
 
-// user performs a user step in the diff view of ${file} (the transcripts'
-// only proposal) through the plugin's UI: :w, :q, editing the proposal.
+// user performs a user step in the diff view of the last proposal through
+// the plugin's UI: :w, :q, closing its tab, editing the proposal.
 func (r *replayer) user(where, action, content string) {
 	r.t.Helper()
-	path := r.vars["file"]
+	path := r.diffed
 	if !r.v.Bool(r.t, fmt.Sprintf("GicUserDiff(%s, %s, %s)", vimString(path), vimString(action), vimString(content))) {
 		r.t.Fatalf("%s: no diff view of %s to %s\n%s", where, path, action, r.v.diagnostics())
 	}
