@@ -595,8 +595,14 @@ func (r *replayer) play(where string, msg map[string]any) {
 		r.t.Fatalf("%s: send: %v", where, err)
 	}
 	if res, ok := out["result"].(map[string]any); ok && res["protocolVersion"] != nil {
-		// The initialize result: the plugin is up once it has read it.
+		// The initialize result: the plugin is up once it has read it, and
+		// shows the status it carries.
 		r.v.WaitRunning(r.t)
+		if st, ok := res["status"].(map[string]any); ok {
+			if text, _ := st["text"].(string); text != "" {
+				r.v.WaitFor(r.t, where+": the status text of initialize", "gemini_companion#Statusline() ==# "+vimString(text), waitTimeout)
+			}
+		}
 	}
 	r.observe(where, out)
 }
