@@ -305,3 +305,19 @@ func TestAcceptedFileReloadFollowsAWriteInParts(t *testing.T) {
 	}
 	v.WaitFor(t, "the buffer to show the written text", fmt.Sprintf(`getbufline(%s, 1, '$') == ['one', 'two']`, vimString(a)), waitTimeout)
 }
+
+// When the sidecar cannot start, :GeminiCli says why and still opens the
+// CLI (without IDE integration).
+func TestGeminiCliSaysWhyTheSidecarFailed(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	v := startVim(t, sb, Options{Config: map[string]any{
+		"sidecar": "/nonexistent/gemini-ide-companion",
+		"cli":     []string{"sh", "-c", "echo cli-started; exec cat"},
+	}})
+	v.Ex(t, "GeminiCli")
+	msg := v.WaitNote(t, "the sidecar could not start", waitTimeout)
+	if !strings.Contains(msg, "/nonexistent/gemini-ide-companion") {
+		t.Errorf("the message does not say which sidecar failed: %q", msg)
+	}
+	v.WaitFor(t, "the CLI's output", `gemini_companion#terminal#Buffer() > 0 && term_getline(gemini_companion#terminal#Buffer(), 1) ==# 'cli-started'`, waitTimeout)
+}
