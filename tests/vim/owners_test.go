@@ -3,6 +3,8 @@ package vim
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,4 +61,23 @@ func TestOrphanedProposalIsLabelled(t *testing.T) {
 	if s := diffTab(t, v, a); !strings.Contains(s.Statusline, "ORPHANED") {
 		t.Errorf("statusline %q does not say the proposal is orphaned", s.Statusline)
 	}
+}
+
+// A proposal for a file under no workspace folder says so, in its status
+// line and in a message.
+func TestProposalOutsideTheWorkspaceSaysSo(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	outside := filepath.Join(sb.Home, "notes.txt")
+	if err := os.WriteFile(outside, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
+	v.WaitRunning(t)
+	cli := connect(t, sb)
+	openDiff(t, cli, outside, "one\ntwo\n")
+	v.WaitFor(t, "the outside-workspace label", fmt.Sprintf(`GicDiffTab(%s).state.outside_workspace`, vimString(outside)), waitTimeout)
+	if s := diffTab(t, v, outside); !strings.Contains(s.Statusline, "outside the workspace") {
+		t.Errorf("statusline %q does not say the file is outside the workspace", s.Statusline)
+	}
+	v.WaitNote(t, "outside", waitTimeout)
 }
