@@ -1,0 +1,91 @@
+vim9script
+# gemini-companion: Vim as an IDE for Gemini CLI, through the
+# gemini-ide-companion sidecar. See :help gemini-companion.
+# The commands and mappings in plugin/gemini_companion.vim call these.
+
+import autoload 'gemini_companion/link.vim'
+import autoload 'gemini_companion/util.vim'
+import autoload 'gemini_companion/context.vim'
+import autoload 'gemini_companion/diff.vim'
+import autoload 'gemini_companion/status.vim'
+import autoload 'gemini_companion/terminal.vim'
+
+# Wires the modules to the link once; the sidecar starts separately.
+export def Setup()
+  if get(g:, 'gemini_companion_active', 0)
+    return
+  endif
+  g:gemini_companion_active = 1
+  status.Setup()
+  context.Setup()
+  diff.Setup()
+enddef
+
+# On VimEnter: start the sidecar unless g:gemini_companion.auto_start is off.
+export def AutoStart()
+  if util.Opt('auto_start')
+    Start()
+  endif
+enddef
+
+export def Start()
+  Setup()
+  link.Start()
+enddef
+
+export def Stop()
+  Setup()
+  link.Stop()
+enddef
+
+export def Restart()
+  Setup()
+  link.Restart()
+enddef
+
+export def Cli(args: list<string>, force: bool)
+  Setup()
+  terminal.Open(args, force)
+enddef
+
+export def Toggle()
+  Setup()
+  terminal.Toggle()
+enddef
+
+export def Accept(path: string = '')
+  Setup()
+  diff.Accept(path)
+enddef
+
+export def Reject(path: string = '')
+  Setup()
+  diff.Reject(path)
+enddef
+
+export def Status()
+  Setup()
+  status.Show()
+enddef
+
+export def Doctor()
+  Setup()
+  status.Doctor()
+enddef
+
+# For a statusline: %{gemini_companion#Statusline()}.
+export def Statusline(): string
+  return get(g:, 'gemini_companion_active', 0) ? status.Line() : ''
+enddef
+
+# Completion for :GeminiAccept and :GeminiReject: the open proposals.
+export def CompleteProposals(lead: string, line: string, pos: number): list<string>
+  return diff.Paths()->mapnew((_, p) => fnamemodify(p, ':.'))->filter((_, p) => stridx(p, lead) == 0)
+enddef
+
+# On VimLeavePre: end the CLI started here, then the sidecar (which
+# deletes its discovery file).
+export def Leave()
+  terminal.StopOnExit()
+  link.StopSync()
+enddef
