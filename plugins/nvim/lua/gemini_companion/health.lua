@@ -119,6 +119,11 @@ function M.check()
   else
     error("Neovim 0.7 or newer is needed")
   end
+  if pcall(require, "vim.lsp.rpc") then
+    ok("vim.lsp.rpc is available (the editor link uses it, with Content-Length framing)")
+  else
+    error("vim.lsp.rpc cannot be loaded; the plugin talks to the sidecar through it")
+  end
   if require("gemini_companion").did_setup then
     ok("setup() was called")
   else
@@ -153,8 +158,17 @@ function M.check()
     end
     warn("the sidecar is " .. s.status, advice)
   else
-    ok(string.format("running (pid %d)", s.pid))
+    ok(string.format("running (pid %s)", tostring(s.pid)))
     local i = s.info or {}
+    if i.protocolVersion == 2 then
+      ok("editor link: protocol 2, Content-Length framing")
+    else
+      warn("the sidecar speaks editor link protocol " .. tostring(i.protocolVersion or 1) .. ", not 2", { "Rebuild gemini-ide-companion from this checkout" })
+    end
+    local r = sidecar.policy().restart
+    info(string.format("restart policy (from the sidecar): at most %s restarts within %s s", tostring(r.maxRestarts), tostring((r.windowMs or 0) / 1000)))
+    local line = require("gemini_companion.status").line()
+    info("status: " .. line)
     if type(i.discoveryFile) == "string" and i.discoveryFile ~= "" then
       if util.is_file(i.discoveryFile) then
         ok("discovery file present: " .. i.discoveryFile)

@@ -209,9 +209,15 @@ function M.open(args, on_open)
       show(on_open)
       return
     end
-    if launch(args, sidecar.env()) and on_open then
-      on_open()
-    end
+    -- The environment the sidecar gives a terminal opened now.
+    sidecar.terminal_env(function(env)
+      if M.running() then
+        return show(on_open)
+      end
+      if launch(args, env) and on_open then
+        on_open()
+      end
+    end)
   end)
 end
 
