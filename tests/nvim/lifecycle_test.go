@@ -253,7 +253,7 @@ func TestRestartGivesUp(t *testing.T) {
 	if err := kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	nv.WaitNote(t, "not restarting it again", waitTimeout)
+	nv.WaitNote(t, "not restarting it", waitTimeout)
 	if got := nv.Lua(t, `return require("gemini_companion").statusline()`); got != "Gemini: off" {
 		t.Errorf("statusline = %v", got)
 	}

@@ -31,8 +31,7 @@ local DEFAULT_POLICY = {
 local state = {
   status = "stopped", -- "stopped" | "starting" | "running" | "stopping"
   client = nil, -- the vim.lsp.rpc client
-  pid = nil,
-  path = nil, -- binary in use
+  pid = nil, path = nil, -- the process and the binary it runs
   info = nil, -- initialize result (env and discoveryFile follow workspace/envChanged)
   policy = vim.deepcopy(DEFAULT_POLICY),
   pending = {}, next_id = 1, -- id -> callback(err, result); failed when the sidecar exits
@@ -40,8 +39,7 @@ local state = {
   restarts = {}, -- uv.now() of recent restarts after unexpected exits
   restarted = false, -- the start under way follows an unexpected exit
   generation = 0, -- bumped on every spawn; stale callbacks compare it
-  folders = nil, -- workspace folders last sent
-  last_error = nil,
+  folders = nil, last_error = nil, -- workspace folders last sent; what went wrong last
 }
 M.state = state
 
@@ -253,7 +251,8 @@ local function dispatchers(generation)
     on_error = function(kind, err)
       if generation == state.generation then
         local name = require("vim.lsp.rpc").client_errors[kind] or tostring(kind)
-        util.notify("editor link: " .. name .. ": " .. tostring(err), "warn")
+        local detail = type(err) == "table" and vim.inspect(err, { newline = " ", indent = "" }) or tostring(err)
+        util.notify("editor link: " .. name .. ": " .. detail, "warn")
       end
     end,
   }
