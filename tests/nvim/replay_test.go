@@ -187,7 +187,7 @@ type pendingReq struct {
 	tid      any // its id in the transcript ("<id>" or a value)
 	rid      any // its id on the wire
 	method   string
-	injected int // plugin requests made through sidecar.request: the reply slot
+	injected int // plugin requests made through sidecar.request: the reply slot; -1: by :GeminiCli
 }
 
 type replayer struct {
@@ -204,6 +204,8 @@ type replayer struct {
 	policy  map[string]any // from the last initialize result sent
 	restart bool           // the plugin is restarting after a replayed crash
 	crashes int
+	byUI    int    // editor messages made by editor actions
+	envFile string // where the terminal :GeminiCli opens writes its environment
 }
 
 func newReplayer(t *testing.T) *replayer {
@@ -228,8 +230,12 @@ func newReplayer(t *testing.T) *replayer {
 		r.vars[name] = filepath.Join(sb.Workspace, name+".txt")
 	}
 	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+sock)
+	// The CLI :GeminiCli starts writes its environment down.
+	r.envFile = filepath.Join(sb.TmpDir, "cli-env.txt")
+	script := "{ echo; env; echo END; } > '" + r.envFile + "'; exec cat"
 	r.nv = startNvim(t, sb, Options{NoBinary: true, Env: env, Setup: map[string]any{
-		"sidecar": map[string]any{"cmd": self, "build": false},
+		"sidecar":  map[string]any{"cmd": self, "build": false},
+		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}, "position": "bottom", "start_insert": false},
 	}})
 	r.accept()
 	return r
@@ -436,7 +442,16 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 		if err := r.nv.rpc.notify("nvim_command", "GeminiStop"); err != nil {
 			r.t.Fatal(err)
 		}
+	case method == "terminal/env":
+		// :GeminiCli asks for the environment of the terminal it opens.
+		if err := r.nv.rpc.notify("nvim_command", "GeminiCli"); err != nil {
+			r.t.Fatal(err)
+		}
+		injected = -1
+	case r.edit(where, want):
+		r.byUI++
 	default:
+		r.t.Logf("%s: %s goes through sidecar.%s (no editor action makes it)", where, method, map[bool]string{true: "request", false: "notify"}[isRequest(want)])
 		injected = r.inject(want)
 	}
 	var got map[string]any
@@ -444,7 +459,7 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 		got = r.next(fmt.Sprintf("%s: %v", where, want))
 		if why := r.match(want, got); why == "" {
 			break
-		} else if !ambient(got) || got["method"] == method {
+		} else if !ambient(got) {
 			raw, _ := json.Marshal(got)
 			r.t.Fatalf("%s: the plugin sent %s\n%s\n%s", where, raw, why, r.nv.diagnostics())
 		}
@@ -611,6 +626,28 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 				nv.WaitNote(r.t, r.message("restarted", nil), waitTimeout)
 			}
 		}
+	case answered != nil && answered.injected < 0:
+		// The terminal :GeminiCli opened has the environment the reply gave.
+		res, _ := msg["result"].(map[string]any)
+		env, _ := res["env"].(map[string]any)
+		var last string
+		if !poll(waitTimeout, func() bool {
+			data, _ := os.ReadFile(r.envFile)
+			last = string(data)
+			if !strings.HasSuffix(last, "\nEND\n") {
+				return false
+			}
+			for k, v := range env {
+				if !strings.Contains(last, "\n"+k+"="+fmt.Sprint(v)+"\n") {
+					return false
+				}
+			}
+			return true
+		}) {
+			r.t.Fatalf("%s: the terminal :GeminiCli opened has not the environment %v:\n%s", where, env, last)
+		}
+		nv.Lua(r.t, `require("gemini_companion.terminal").close()`)
+		_ = os.Remove(r.envFile)
 	case answered != nil && answered.injected > 0:
 		// The reply reaches the callback of sidecar.request as sent.
 		var got map[string]any
@@ -746,4 +783,103 @@ func (r *replayer) finish() {
 	if notes := r.nv.Notes(r.t); r.crashes == 0 && slices.ContainsFunc(notes, func(s string) bool { return strings.Contains(s, "restarting") }) {
 		r.t.Errorf("the replay had no crash, yet the plugin reported one: %q", notes)
 	}
+}
+
+// editLua does in the editor what makes the plugin send a context,
+// folders or trust message; it returns false when it cannot (the replay
+// then uses the transport API).
+const editLua = `
+local method, p = ...
+local api = vim.api
+local function leave_visual()
+  if require("gemini_companion.util").is_visual(api.nvim_get_mode().mode) then vim.cmd("normal! \27") end
+end
+-- 0-based byte column of UTF-16 position character (1-based) in line.
+local function bytecol(line, character)
+  local ok, b = pcall(vim.str_byteindex, line, character - 1, true)
+  return ok and b or character - 1
+end
+if method == "context/fileFocused" or method == "context/selectionChanged" then
+  if type(p.path) ~= "string" then return false end
+  local cursor, sel = p.cursor, p.selectedText
+  if vim.fn.filereadable(p.path) == 0 then
+    -- A file the transcript never made: one that holds the selection
+    -- where the cursor is (or lines long enough for the cursor).
+    local lines = {}
+    local line, character = cursor and cursor.line or 1, cursor and cursor.character or 1
+    for _ = 1, line - 1 do table.insert(lines, "filler") end
+    if sel then
+      if sel:find("\n") or vim.str_utfindex(sel) > character then return false end
+      table.insert(lines, string.rep(" ", character - vim.str_utfindex(sel)) .. sel)
+    else
+      table.insert(lines, string.rep(" ", character))
+    end
+    vim.fn.mkdir(vim.fn.fnamemodify(p.path, ":h"), "p")
+    vim.fn.writefile(lines, p.path)
+  end
+  leave_visual()
+  if api.nvim_buf_get_name(0) ~= p.path then vim.cmd("edit " .. vim.fn.fnameescape(p.path)) end
+  local buf_lines = api.nvim_buf_get_lines(0, 0, -1, false)
+  if sel then
+    -- Select the text, ending where the transcript's cursor is.
+    local text = table.concat(buf_lines, "\n")
+    local s = text:find(sel, 1, true)
+    if not s or sel == "" then return false end
+    local function pos(offset) -- byte offset (1-based) in text -> {line, col0}
+      local before = text:sub(1, offset - 1)
+      local l = select(2, before:gsub("\n", "")) + 1
+      return { l, #before - (before:match(".*\n()") or 1) + 1 }
+    end
+    local e = s + #sel - 1
+    while e > s and text:byte(e) >= 0x80 and text:byte(e) < 0xC0 do e = e - 1 end
+    local a, b = pos(s), pos(e)
+    if cursor and cursor.line == a[1] and cursor.line ~= b[1] then a, b = b, a end
+    api.nvim_win_set_cursor(0, a)
+    vim.cmd("normal! v")
+    api.nvim_win_set_cursor(0, b)
+  elseif cursor then
+    local line = buf_lines[cursor.line]
+    if not line then return false end
+    api.nvim_win_set_cursor(0, { cursor.line, bytecol(line, cursor.character) })
+  end
+  require("gemini_companion.context").schedule()
+  return true
+elseif method == "context/fileClosed" then
+  local buf = vim.fn.bufnr(p.path)
+  if buf < 0 then return false end
+  vim.cmd("bwipeout! " .. buf)
+  return true
+elseif method == "context/fileRenamed" then
+  local buf = vim.fn.bufnr(p.oldPath)
+  if buf < 0 or vim.fn.rename(p.oldPath, p.newPath) ~= 0 then return false end
+  api.nvim_buf_call(buf, function() vim.cmd("file " .. vim.fn.fnameescape(p.newPath)) end)
+  return true
+elseif method == "workspace/foldersChanged" then
+  local f = p.workspaceFolders
+  if type(f) ~= "table" or #f ~= 1 then return false end
+  vim.fn.mkdir(f[1], "p")
+  vim.cmd("cd " .. vim.fn.fnameescape(f[1]))
+  return true
+elseif method == "workspace/trustChanged" then
+  if type(p.isTrusted) ~= "boolean" then return false end
+  require("gemini_companion").setup({ auto_start = false, trusted = p.isTrusted })
+  return true
+end
+return false`
+
+// edit makes the plugin send want by doing in the editor what a user
+// does, when the replay knows how; it reports whether it did.
+func (r *replayer) edit(where string, want map[string]any) bool {
+	r.t.Helper()
+	if isRequest(want) {
+		return false
+	}
+	params, _ := want["params"].(map[string]any)
+	if params == nil {
+		params = map[string]any{}
+	}
+	raw, _ := json.Marshal(params)
+	var done bool
+	r.nv.LuaJSON(r.t, &done, `local method, p = ...; return (function(...)`+editLua+` end)(method, vim.json.decode(p))`, want["method"], string(raw))
+	return done
 }
