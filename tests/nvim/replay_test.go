@@ -454,6 +454,14 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 		r.t.Logf("%s: %s goes through sidecar.%s (no editor action makes it)", where, method, map[bool]string{true: "request", false: "notify"}[isRequest(want)])
 		injected = r.inject(want)
 	}
+	r.await(where, want, injected)
+}
+
+// await checks that the plugin's next message (after context updates it
+// sends on its own) matches want, and keeps track of requests.
+func (r *replayer) await(where string, want map[string]any, injected int) {
+	r.t.Helper()
+	method, _ := want["method"].(string)
 	var got map[string]any
 	for {
 		got = r.next(fmt.Sprintf("%s: %v", where, want))
@@ -882,4 +890,43 @@ func (r *replayer) edit(where string, want map[string]any) bool {
 	var done bool
 	r.nv.LuaJSON(r.t, &done, `local method, p = ...; return (function(...)`+editLua+` end)(method, vim.json.decode(p))`, want["method"], string(raw))
 	return done
+}
+
+// The policy the sidecar gives in initialize is what the plugin follows:
+// its selection limit, its restart count and its texts, not built-in ones.
+func TestPolicyComesFromTheSidecar(t *testing.T) {
+	requireNvim(t)
+	r := newReplayer(t)
+	nv := r.nv
+	file := writeFile(t, r.sb, "sel.txt", "1234567890abcdef\n")
+	policy := map[string]any{
+		"restart":  map[string]any{"delaysMs": []any{10.0}, "windowMs": 60000.0, "maxRestarts": 1.0},
+		"limits":   map[string]any{"maxSelectionBytes": 8.0},
+		"messages": map[string]any{"restarting": "link lost ({reason}), again", "gaveUp": "link lost {count} times ({reason}), done", "restarted": "link back"},
+	}
+	handshake := func() {
+		r.await("initialize", map[string]any{"id": "<id>", "method": "initialize"}, 0)
+		r.play("initialize result", map[string]any{"jsonrpc": "2.0", "id": "<id>", "result": map[string]any{
+			"port": 1.0, "authToken": "t", "env": map[string]any{}, "discoveryFile": "", "protocolVersion": 2.0, "policy": policy,
+		}})
+	}
+	handshake()
+
+	nv.Cmd(t, "edit "+file)
+	nv.Input(t, "V")
+	r.await("a selection", map[string]any{"method": "<string>", "params": map[string]any{"path": file, "selectedText": "12345678"}}, 0)
+	nv.Input(t, "<Esc>")
+
+	r.crash("first crash") // waits for "link lost (exit code 3), again"
+	handshake()
+	r.crashes++
+	r.l.conn.Close()
+	msg := nv.WaitNote(t, "link lost 2 times (exit code 3), done", waitTimeout)
+	if !strings.HasSuffix(msg, "link lost 2 times (exit code 3), done") {
+		t.Errorf("the give-up message %q is not the sidecar's text", msg)
+	}
+	nv.WaitLua(t, "the plugin to give up", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
+	if got := nv.Lua(t, `return require("gemini_companion").statusline()`); got != "Gemini: off" {
+		t.Errorf("statusline after giving up = %v", got)
+	}
 }
