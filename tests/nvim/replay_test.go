@@ -96,13 +96,20 @@ func loadTranscript(t *testing.T, path string) []step {
 	return steps
 }
 
-// transcripts lists the shared transcripts and the plugin's own.
+// transcripts lists the shared transcripts a plugin replays and the
+// plugin's own.
 func transcripts(t *testing.T) []string {
 	root := testkit.ModuleRoot(t)
 	var files []string
 	for _, dir := range []string{filepath.Join(root, "companion", "protocol", "transcripts"), filepath.Join(root, "tests", "nvim", "testdata", "transcripts")} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		files = append(files, m...)
+		for _, f := range m {
+			// sidecar-* files test the sidecar's own answers (errors,
+			// protocol 1): nothing a plugin sends.
+			if !strings.HasPrefix(filepath.Base(f), "sidecar-") {
+				files = append(files, f)
+			}
+		}
 	}
 	if len(files) == 0 {
 		t.Fatal("no transcripts found")
@@ -187,7 +194,7 @@ type pendingReq struct {
 	tid      any // its id in the transcript ("<id>" or a value)
 	rid      any // its id on the wire
 	method   string
-	injected int // plugin requests made through sidecar.request: the reply slot; -1: by :GeminiCli
+	injected int // plugin requests made through sidecar.request: the reply slot; -1: by :GeminiCli, -2: by :GeminiStatus
 }
 
 type replayer struct {
@@ -204,8 +211,11 @@ type replayer struct {
 	policy  map[string]any // from the last initialize result sent
 	restart bool           // the plugin is restarting after a replayed crash
 	crashes int
-	byUI    int    // editor messages made by editor actions
-	envFile string // where the terminal :GeminiCli opens writes its environment
+	byUI    int              // editor messages made by editor actions
+	envFile string           // where the terminal :GeminiCli opens writes its environment
+	last    map[string]any   // the value last matched (or sent) for a placeholder, by key
+	stash   []map[string]any // plugin notifications no line expected yet
+	done    map[int]bool     // steps performed ahead of their turn
 }
 
 func newReplayer(t *testing.T) *replayer {
@@ -225,9 +235,14 @@ func newReplayer(t *testing.T) *replayer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replayer{t: t, sb: sb, ln: ln, nextID: 1000, vars: map[string]string{"workspace": sb.Workspace}}
+	r := &replayer{t: t, sb: sb, ln: ln, nextID: 1000, vars: map[string]string{"workspace": sb.Workspace},
+		last: map[string]any{}, done: map[int]bool{}}
 	for _, name := range []string{"file", "file2", "file3"} {
 		r.vars[name] = filepath.Join(sb.Workspace, name+".txt")
+	}
+	// ${file} exists when a replay starts; ${file2} and ${file3} do not.
+	if err := os.WriteFile(r.vars["file"], []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+sock)
 	// The CLI :GeminiCli starts writes its environment down.
@@ -316,7 +331,15 @@ func decodeMsg(t *testing.T, raw json.RawMessage) map[string]any {
 }
 
 // matches reports why got does not match want (transcript rules), or "".
-func matches(want, got any, path string) string {
+func matches(want, got any, path string) string { return matchRec(want, got, path, nil) }
+
+// matchRec is matches; rec (if not nil) gets every value a placeholder
+// matched, by its key.
+func matchRec(want, got any, path string, rec func(key string, v any)) string {
+	key := path[strings.LastIndex(path, ".")+1:]
+	if w, ok := want.(string); ok && rec != nil && strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">") {
+		defer func() { rec(key, got) }()
+	}
 	switch w := want.(type) {
 	case string:
 		switch w {
@@ -353,7 +376,7 @@ func matches(want, got any, path string) string {
 			if !present {
 				return fmt.Sprintf("%s.%s: missing", path, k)
 			}
-			if why := matches(wv, gv, path+"."+k); why != "" {
+			if why := matchRec(wv, gv, path+"."+k, rec); why != "" {
 				return why
 			}
 		}
@@ -364,7 +387,7 @@ func matches(want, got any, path string) string {
 			return fmt.Sprintf("%s: want %d elements, got %#v", path, len(w), got)
 		}
 		for i := range w {
-			if why := matches(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); why != "" {
+			if why := matchRec(w[i], g[i], fmt.Sprintf("%s[%d]", path, i), rec); why != "" {
 				return why
 			}
 		}
@@ -408,6 +431,13 @@ func (r *replayer) run(steps []step) {
 	afterUser := false
 	for i, s := range steps {
 		where := fmt.Sprintf("step %d", i+1)
+		if r.done[i] {
+			afterUser = true
+			continue
+		}
+		if s.Sidecar != nil {
+			r.userFirst(steps, i)
+		}
 		switch {
 		case s.Comment != "" || s.CLI != nil:
 		case s.Plugin != nil:
@@ -448,6 +478,12 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 			r.t.Fatal(err)
 		}
 		injected = -1
+	case method == "status/get":
+		// :GeminiStatus asks the sidecar and prints what it says.
+		if err := r.nv.rpc.notify("nvim_command", "GeminiStatus"); err != nil {
+			r.t.Fatal(err)
+		}
+		injected = -2
 	case r.edit(where, want):
 		r.byUI++
 	default:
@@ -463,15 +499,28 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 	r.t.Helper()
 	method, _ := want["method"].(string)
 	var got map[string]any
-	for {
-		got = r.next(fmt.Sprintf("%s: %v", where, want))
-		if why := r.match(want, got); why == "" {
+	for i, m := range r.stash {
+		if !isRequest(want) && !isResponse(want) && r.match(want, m) == "" {
+			got = m
+			r.stash = slices.Delete(r.stash, i, i+1)
 			break
-		} else if !ambient(got) {
-			raw, _ := json.Marshal(got)
-			r.t.Fatalf("%s: the plugin sent %s\n%s\n%s", where, raw, why, r.nv.diagnostics())
 		}
 	}
+	for got == nil {
+		m := r.next(fmt.Sprintf("%s: %v (not yet matched: %v)", where, want, r.stash))
+		why := r.match(want, m)
+		if why == "" {
+			got = m
+			break
+		}
+		if isRequest(m) || isResponse(m) {
+			raw, _ := json.Marshal(m)
+			r.t.Fatalf("%s: the plugin sent %s\n%s\n%s", where, raw, why, r.nv.diagnostics())
+		}
+		// A notification no line expects (yet): kept for a later line.
+		r.stash = append(r.stash, m)
+	}
+	_ = matchRec(want, got, "message", func(k string, v any) { r.last[k] = v })
 	switch {
 	case isRequest(got):
 		r.fromPl = append(r.fromPl, pendingReq{tid: want["id"], rid: got["id"], method: method, injected: injected})
@@ -496,14 +545,16 @@ func (r *replayer) match(want, got map[string]any) string {
 		if !isResponse(got) {
 			return "want a reply"
 		}
+		// "<id>": the earliest request of the sidecar not answered yet.
 		ok := false
-		for _, p := range r.fromSc {
-			if reflect.DeepEqual(p.rid, got["id"]) && (want["id"] == "<id>" || reflect.DeepEqual(p.tid, want["id"])) {
-				ok = true
+		for i, p := range r.fromSc {
+			if want["id"] == "<id>" && i == 0 || reflect.DeepEqual(p.tid, want["id"]) {
+				ok = reflect.DeepEqual(p.rid, got["id"])
+				break
 			}
 		}
 		if !ok {
-			return fmt.Sprintf("id %v answers no request the sidecar sent (open: %v)", got["id"], r.fromSc)
+			return fmt.Sprintf("id %v does not answer the request the transcript answers (open: %v)", got["id"], r.fromSc)
 		}
 		delete(w, "id")
 	} else if isRequest(want) {
@@ -577,6 +628,11 @@ func emptyObjects(v any) any {
 // sees of it.
 func (r *replayer) play(where string, msg map[string]any) {
 	r.t.Helper()
+	id, hasID := msg["id"]
+	msg = r.fill(msg, "").(map[string]any)
+	if hasID {
+		msg["id"] = id
+	}
 	var answered *pendingReq
 	switch {
 	case isRequest(msg):
@@ -634,6 +690,20 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 				nv.WaitNote(r.t, r.message("restarted", nil), waitTimeout)
 			}
 		}
+	case answered != nil && answered.method == "shutdown":
+		// The sidecar exits after its reply; the plugin must not restart it.
+		r.l.conn.Close()
+		nv.WaitLua(r.t, where+": the plugin to see its sidecar stop", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
+	case answered != nil && answered.injected == -2:
+		// :GeminiStatus prints the answer (or why there is none).
+		want := "status/get failed: "
+		if e, ok := msg["error"].(map[string]any); ok {
+			want += fmt.Sprint(e["message"])
+		} else {
+			res, _ := msg["result"].(map[string]any)
+			want = fmt.Sprintf("connected Gemini CLI sessions: %v", res["connectedClients"])
+		}
+		nv.WaitLua(r.t, where+": :GeminiStatus to print "+want, `return vim.fn.execute("messages"):find(..., 1, true) ~= nil`, waitTimeout, want)
 	case answered != nil && answered.injected < 0:
 		// The terminal :GeminiCli opened has the environment the reply gave.
 		res, _ := msg["result"].(map[string]any)
@@ -845,6 +915,11 @@ if method == "context/fileFocused" or method == "context/selectionChanged" then
     api.nvim_win_set_cursor(0, a)
     vim.cmd("normal! v")
     api.nvim_win_set_cursor(0, b)
+    -- A cursor just past a selection that ends its line: "$" puts it there.
+    local last = buf_lines[b[1]]
+    if cursor and cursor.line == b[1] and bytecol(last, cursor.character) > b[2] and b[2] + #sel:sub(-1) >= #last then
+      vim.cmd("normal! $")
+    end
   elseif cursor then
     local line = buf_lines[cursor.line]
     if not line then return false end
@@ -928,5 +1003,72 @@ func TestPolicyComesFromTheSidecar(t *testing.T) {
 	nv.WaitLua(t, "the plugin to give up", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
 	if got := nv.Lua(t, `return require("gemini_companion").statusline()`); got != "Gemini: off" {
 		t.Errorf("statusline after giving up = %v", got)
+	}
+}
+
+// fill gives the placeholders of a message to send values: the value last
+// matched (or sent) under the same key, else <number> 1, <string> "x",
+// <any> null.
+func (r *replayer) fill(v any, key string) any {
+	switch x := v.(type) {
+	case string:
+		def, ok := map[string]any{"<number>": 1.0, "<string>": "x", "<any>": nil, "<id>": 1.0}[x]
+		if !ok {
+			return x
+		}
+		if last, seen := r.last[key]; seen {
+			return last
+		}
+		r.last[key] = def
+		return def
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.fill(e, key)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = r.fill(e, k)
+		}
+		return out
+	}
+	return v
+}
+
+// userFirst handles a race a transcript records in order: the plugin
+// answers the sidecar's diff/close at step i with "content": null (its view
+// was already gone) although the replay still shows the view, because the
+// user's next action reached the plugin first. The replay then performs
+// that action before sending diff/close.
+func (r *replayer) userFirst(steps []step, i int) {
+	r.t.Helper()
+	msg := decodeMsg(r.t, steps[i].Sidecar)
+	if msg["method"] != "diff/close" {
+		return
+	}
+	var reply map[string]any
+	for j := i + 1; j < len(steps); j++ {
+		switch s := steps[j]; {
+		case s.Comment != "" || s.CLI != nil:
+			continue
+		case s.Plugin != nil && reply == nil:
+			reply = decodeMsg(r.t, s.Plugin)
+			res, _ := reply["result"].(map[string]any)
+			if c, ok := res["content"]; !ok || c != nil || !isResponse(reply) {
+				return
+			}
+			continue
+		case s.User != nil && reply != nil:
+			var open int
+			r.nv.LuaJSON(r.t, &open, `return #require("gemini_companion.diff").paths()`)
+			if open > 0 {
+				r.t.Logf("step %d: the user's %s reaches the plugin before diff/close (the transcript's reply says the view was gone)", j+1, s.User.Action)
+				r.user(fmt.Sprintf("step %d", j+1), s.User.Action, s.User.Content)
+				r.done[j] = true
+			}
+		}
+		return
 	}
 }
