@@ -140,6 +140,13 @@ function M.check()
     else
       error(path .. " --version failed: " .. vim.trim(out))
     end
+    if vim.fn.system({ path, "--help" }):find("--framing", 1, true) then
+      ok("it speaks the editor link with Content-Length framing (--framing=lsp)")
+    else
+      error("this build predates the editor link v2 (no --framing=lsp), so the plugin cannot talk to it", {
+        "Rebuild it: :lua require('gemini_companion').build(), or your plugin manager's build step",
+      })
+    end
   else
     local why = binary.cannot_build()
     if config.options.sidecar.cmd == nil and config.options.sidecar.build and not why then

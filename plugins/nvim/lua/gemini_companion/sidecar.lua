@@ -8,7 +8,6 @@ local config = require("gemini_companion.config")
 local util = require("gemini_companion.util")
 
 local M = {}
-
 local uv = vim.uv or vim.loop
 
 -- How long the sidecar gets to answer `initialize` and to exit on `shutdown`.
@@ -42,7 +41,6 @@ local state = {
   folders = nil, last_error = nil, -- workspace folders last sent; what went wrong last
 }
 M.state = state
-
 --- What the plugin says it can do in `initialize`; a module may turn a
 --- capability on (e.g. `agent`) before the sidecar starts.
 M.capabilities = { diff = true, diffStates = true, selection = true, terminal = true, diagnostics = false, agent = false }
@@ -161,10 +159,12 @@ local function fail(msg)
   finish_waiters(msg)
 end
 
--- Signals the sidecar (its pid comes from Neovim before 0.10, else from
--- `initialize`).
+-- Signals the sidecar: through its uv handle before Neovim 0.10, else with
+-- terminate() (SIGTERM) or to the pid `initialize` gave.
 local function kill(client, signal)
-  if state.pid then pcall(uv.kill, state.pid, signal) elseif client.terminate then client.terminate() end
+  if client.handle then return client.handle:is_closing() or client.handle:kill(signal) end
+  if client.terminate and signal == "sigterm" then return client.terminate() end
+  if state.pid then pcall(uv.kill, state.pid, signal) end
 end
 
 local start_now -- forward declaration
