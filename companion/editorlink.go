@@ -17,8 +17,13 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
 
-// ProtocolVersion is the editor link version this sidecar speaks.
-const ProtocolVersion = 1
+// ProtocolVersion is the newest editor link version this sidecar speaks;
+// it also speaks every version from MinProtocolVersion up.
+const ProtocolVersion = 2
+
+// MinProtocolVersion is the oldest editor link version still spoken:
+// plugins written for protocol 1 keep working unchanged.
+const MinProtocolVersion = 1
 
 // editorPoll is how often the editor process is checked for life.
 const editorPoll = 500 * time.Millisecond
@@ -35,6 +40,9 @@ type EditorLink struct {
 	// diffStates: the plugin shows diff/state notifications; without it,
 	// their message goes out as a log notification.
 	diffStates bool
+	// noDiffs: the plugin said it cannot show diffs (capabilities.diff false).
+	noDiffs bool
+	ideName string
 }
 
 // ServeEditorLink runs the sidecar for the plugin at the other end of r and
@@ -43,7 +51,7 @@ type EditorLink struct {
 func ServeEditorLink(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	s := New(opts)
 	el := &EditorLink{s: s}
-	el.conn = link.New(r, w, el, link.WithProblems(func(err error) {
+	el.conn = link.New(r, w, el, link.WithFraming(opts.Framing), link.WithProblems(func(err error) {
 		s.log.Warn().Err(err).Msg("editor link")
 	}))
 	s.SetEditor(el)
@@ -100,30 +108,73 @@ loop:
 type ideParam struct {
 	Name        string `json:"name"`
 	DisplayName string `json:"displayName"`
+	// RestartCommand (protocol 2) is how the user restarts the companion in
+	// this editor; the policy's messages name it.
+	RestartCommand string `json:"restartCommand"`
+}
+
+// PluginCapabilities is what a plugin says it can do (initialize params).
+// Absent means false, except Diff: every protocol-1 plugin shows diffs.
+type PluginCapabilities struct {
+	Diff        *bool `json:"diff"`
+	DiffStates  bool  `json:"diffStates"`
+	Selection   bool  `json:"selection"`
+	Terminal    bool  `json:"terminal"`
+	Diagnostics bool  `json:"diagnostics"`
+	Agent       bool  `json:"agent"`
 }
 
 type initializeParams struct {
-	ProtocolVersion  *int      `json:"protocolVersion"`
-	IDE              *ideParam `json:"ide"`
-	ProcessID        *int      `json:"processId"`
-	WorkspaceFolders []string  `json:"workspaceFolders"`
-	IsTrusted        *bool     `json:"isTrusted"`
-	// Capabilities (extension) says which optional notifications the
-	// plugin understands.
-	Capabilities struct {
-		DiffStates bool `json:"diffStates"`
-	} `json:"capabilities"`
+	ProtocolVersion  *int               `json:"protocolVersion"`
+	IDE              *ideParam          `json:"ide"`
+	ProcessID        *int               `json:"processId"`
+	WorkspaceFolders []string           `json:"workspaceFolders"`
+	IsTrusted        *bool              `json:"isTrusted"`
+	Capabilities     PluginCapabilities `json:"capabilities"`
 }
 
-// InitializeResult is the answer to initialize.
+// SidecarCapabilities is what the sidecar will send or answer on this link
+// (initialize result, protocol 2), so a plugin need not guess from versions.
+type SidecarCapabilities struct {
+	// DiffStates: diff/state notifications (else their text as log).
+	DiffStates bool `json:"diffStates"`
+	// EnvChanged: workspace/envChanged after the folders change.
+	EnvChanged bool `json:"envChanged"`
+	// TerminalEnv: the terminal/env request is answered.
+	TerminalEnv bool `json:"terminalEnv"`
+	// StatusText: status notifications carry the text to show.
+	StatusText bool `json:"statusText"`
+	// Agent: agent/* requests are answered.
+	Agent bool `json:"agent"`
+}
+
+// InitializeResult is the answer to initialize. The fields after PID are
+// protocol 2's; a protocol-1 plugin ignores them.
 type InitializeResult struct {
-	Port          int               `json:"port"`
-	AuthToken     string            `json:"authToken"`
-	IDEPID        int               `json:"idePid"`
-	DiscoveryFile string            `json:"discoveryFile"`
+	Port          int                  `json:"port"`
+	AuthToken     string               `json:"authToken"`
+	IDEPID        int                  `json:"idePid"`
+	DiscoveryFile string               `json:"discoveryFile"`
+	Env           map[string]string    `json:"env"`
+	ServerVersion string               `json:"serverVersion"`
+	PID           int                  `json:"pid"`
+	Protocol      int                  `json:"protocolVersion"`
+	Capabilities  *SidecarCapabilities `json:"capabilities,omitempty"`
+	Policy        *Policy              `json:"policy,omitempty"`
+}
+
+// TerminalEnv is the answer to terminal/env and the params of
+// workspace/envChanged: what a terminal opened now must have in its
+// environment for the CLI in it to find this companion.
+type TerminalEnv struct {
 	Env           map[string]string `json:"env"`
-	ServerVersion string            `json:"serverVersion"`
-	PID           int               `json:"pid"`
+	DiscoveryFile string            `json:"discoveryFile"`
+}
+
+// StatusParams are the params of the status notification.
+type StatusParams struct {
+	ConnectedClients int    `json:"connectedClients"`
+	Text             string `json:"text"`
 }
 
 func invalid(format string, args ...any) error {
@@ -176,6 +227,15 @@ func (el *EditorLink) HandleRequest(ctx context.Context, method string, params j
 			Status
 			ServerVersion string `json:"serverVersion"`
 		}{el.s.Status(), el.s.opts.Version}, nil
+	case "terminal/env":
+		if !el.isStarted() {
+			return nil, link.Errorf(link.CodeInvalidRequest, "not initialized")
+		}
+		info := el.s.Info()
+		return TerminalEnv{Env: info.Env, DiscoveryFile: info.DiscoveryFile}, nil
+	}
+	if !el.isStarted() {
+		return nil, link.Errorf(link.CodeInvalidRequest, "not initialized")
 	}
 	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
 }
@@ -194,8 +254,8 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if p.ProtocolVersion == nil || *p.ProtocolVersion != ProtocolVersion {
-		return nil, invalid("protocolVersion: this sidecar speaks version %d", ProtocolVersion)
+	if p.ProtocolVersion == nil || *p.ProtocolVersion < MinProtocolVersion || *p.ProtocolVersion > ProtocolVersion {
+		return nil, invalid("protocolVersion: this sidecar speaks versions %d and %d", MinProtocolVersion, ProtocolVersion)
 	}
 	if p.IDE == nil || strings.TrimSpace(p.IDE.Name) == "" || strings.TrimSpace(p.IDE.DisplayName) == "" {
 		return nil, invalid("ide: name and displayName are required")
@@ -230,9 +290,11 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.started = true
 	el.editorPID = editorPID
 	el.diffStates = p.Capabilities.DiffStates
+	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
+	el.ideName = p.IDE.DisplayName
 	el.mu.Unlock()
 	el.warnNoDiscovery(info)
-	return InitializeResult{
+	res := InitializeResult{
 		Port:          info.Port,
 		AuthToken:     info.AuthToken,
 		IDEPID:        info.IDEPID,
@@ -240,7 +302,19 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 		Env:           info.Env,
 		ServerVersion: el.s.opts.Version,
 		PID:           os.Getpid(),
-	}, nil
+		Protocol:      *p.ProtocolVersion,
+	}
+	if res.Protocol >= 2 {
+		policy := NewPolicy(p.IDE.RestartCommand)
+		res.Policy = &policy
+		res.Capabilities = &SidecarCapabilities{
+			DiffStates:  p.Capabilities.DiffStates,
+			EnvChanged:  true,
+			TerminalEnv: true,
+			StatusText:  true,
+		}
+	}
+	return res, nil
 }
 
 type focusParams struct {
@@ -312,7 +386,7 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 		}
 		info := el.s.SetWorkspace(folders)
 		el.warnNoDiscovery(info)
-		return el.conn.Notify("workspace/envChanged", map[string]any{"env": info.Env, "discoveryFile": info.DiscoveryFile})
+		return el.conn.Notify("workspace/envChanged", TerminalEnv{Env: info.Env, DiscoveryFile: info.DiscoveryFile})
 	case "workspace/trustChanged":
 		var p struct {
 			IsTrusted *bool `json:"isTrusted"`
@@ -356,6 +430,12 @@ func (el *EditorLink) notification(method string, params json.RawMessage) error 
 
 // OpenDiff implements Editor by asking the plugin to show the diff.
 func (el *EditorLink) OpenDiff(ctx context.Context, req DiffRequest) error {
+	el.mu.Lock()
+	noDiffs, name := el.noDiffs, el.ideName
+	el.mu.Unlock()
+	if noDiffs {
+		return fmt.Errorf("%s does not show diffs; review the change in Gemini CLI instead", name)
+	}
 	var res json.RawMessage
 	if err := el.conn.Call(ctx, "diff/open", req, &res); err != nil {
 		var rpcErr *link.Error
@@ -411,5 +491,5 @@ func (el *EditorLink) Announce(n Notice) {
 
 // ClientsChanged implements Announcer with a status notification.
 func (el *EditorLink) ClientsChanged(connected int) {
-	_ = el.conn.Notify("status", map[string]int{"connectedClients": connected})
+	_ = el.conn.Notify("status", StatusParams{ConnectedClients: connected, Text: StatusText(connected)})
 }

@@ -29,6 +29,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
@@ -78,6 +79,8 @@ type Options struct {
 	StreamGrace time.Duration
 	// Quiet and MaxWait pace context updates (see context.Publisher).
 	Quiet, MaxWait time.Duration
+	// Framing is how the editor link delimits messages (--framing).
+	Framing link.Framing
 	// Logger receives the server's logs.
 	Logger zerolog.Logger
 	// Now is the clock for context timestamps; nil means time.Now.
@@ -364,6 +367,27 @@ func (s *Server) SetWorkspace(folders []string) Info {
 	info := s.publish()
 	s.log.Info().Strs("workspace", folders).Msg("workspace folders changed")
 	return info
+}
+
+// Info returns the current connection info (what a terminal opened now
+// needs) without rewriting the discovery file.
+func (s *Server) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := discovery.File{
+		Port:          s.port,
+		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
+		AuthToken:     s.token,
+		IDEInfo:       s.id.IDE,
+		PID:           os.Getpid(),
+	}
+	return Info{
+		Port:          s.port,
+		AuthToken:     s.token,
+		IDEPID:        s.id.IDEPID,
+		DiscoveryFile: s.discoveryPath,
+		Env:           discovery.Env(f, s.id.IDEPID),
+	}
 }
 
 // Status is a summary for health checks and status lines.

@@ -72,15 +72,39 @@ func JoinWorkspace(folders []string) string {
 	return strings.Join(folders, string(os.PathListSeparator))
 }
 
+// containerMarkers are files that exist only inside a Docker or Podman
+// container.
+var containerMarkers = []string{"/.dockerenv", "/run/.containerenv"}
+
+// InContainer reports whether this process runs in a Docker or Podman
+// container.
+func InContainer() bool {
+	for _, m := range containerMarkers {
+		if _, err := os.Stat(m); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Env returns the variables a terminal needs so that a CLI started in it
 // connects to this companion, even when other editors serve the same folder.
+//
+// In a container the CLI dials host.docker.internal instead of 127.0.0.1
+// unless it sees SSH_CONNECTION or REMOTE_CONTAINERS; the companion listens
+// on 127.0.0.1 of the same container, so when neither is set Env adds
+// REMOTE_CONTAINERS=1. Every editor gets that rule from here.
 func Env(f File, idePID int) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"GEMINI_CLI_IDE_SERVER_PORT":    strconv.Itoa(f.Port),
 		"GEMINI_CLI_IDE_WORKSPACE_PATH": f.WorkspacePath,
 		"GEMINI_CLI_IDE_AUTH_TOKEN":     f.AuthToken,
 		"GEMINI_CLI_IDE_PID":            strconv.Itoa(idePID),
 	}
+	if os.Getenv("SSH_CONNECTION") == "" && os.Getenv("REMOTE_CONTAINERS") == "" && InContainer() {
+		env["REMOTE_CONTAINERS"] = "1"
+	}
+	return env
 }
 
 // ErrUnsafeDir means the discovery directory exists but could be read or

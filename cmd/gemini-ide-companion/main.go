@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/review"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/doctor"
@@ -46,8 +47,9 @@ Usage:
   gemini-ide-companion doctor [--workspace DIR] [--json]
                                                    explain whether a gemini started here would
                                                    connect, and what to do if not
-  gemini-ide-companion --stdio                     speak the editor link on stdin/stdout
-                                                   (how editor plugins run it)
+  gemini-ide-companion --stdio [--framing=lsp]     speak the editor link on stdin/stdout
+                                                   (how editor plugins run it); lsp framing
+                                                   suits editors' built-in JSON-RPC clients
   gemini-ide-companion help | --help | --version
 
 In standalone mode, answer each proposed diff with one key:
@@ -65,6 +67,7 @@ type config struct {
 	port      int
 	pid       int
 	json      bool
+	framing   string
 }
 
 func main() {
@@ -128,6 +131,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.port, "port", 0, "env: pick the companion listening on this port")
 	fs.IntVar(&cfg.pid, "pid", 0, "env: pick the companion with this process ID (or IDE PID)")
 	fs.BoolVar(&cfg.json, "json", false, "doctor: print the findings as JSON")
+	fs.StringVar(&cfg.framing, "framing", "ndjson", "--stdio: ndjson (a message per line) or lsp (Content-Length headers)")
 	printUsage := func(w io.Writer) {
 		fmt.Fprint(w, usage)
 		fs.SetOutput(w)
@@ -194,6 +198,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDoctor(cfg, stdout, stderr)
 	}
 
+	framing, err := link.ParseFraming(cfg.framing)
+	if err != nil {
+		fmt.Fprintf(stderr, "gemini-ide-companion: --framing: %v\n\n", err)
+		printUsage(stderr)
+		return 2
+	}
 	logger, closeLog, err := newLogger(cfg, cmd == "stdio", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "gemini-ide-companion: %v\n", err)
@@ -203,9 +213,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), osproc.StopSignals()...)
 	defer stop()
-	opts := companion.Options{Version: version, Logger: logger}
+	opts := companion.Options{Version: version, Logger: logger, Framing: framing}
 	if cmd == "stdio" {
-		logger.Info().Str("version", version).Int("pid", os.Getpid()).Msg("editor link starting")
+		logger.Info().Str("version", version).Int("pid", os.Getpid()).Stringer("framing", framing).Msg("editor link starting")
 		if err := companion.ServeEditorLink(ctx, pollable(stdin), stdout, opts); err != nil {
 			logger.Error().Err(err).Msg("editor link failed")
 			return 1

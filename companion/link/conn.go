@@ -59,6 +59,7 @@ type Conn struct {
 	w       io.Writer
 	h       Handler
 	maxLine int
+	framing Framing
 	problem ProblemFunc
 
 	wmu          sync.Mutex // serialises whole lines on w
@@ -126,15 +127,25 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer c.shutdown()
 	c.serving.Store(true)
 	go c.writer()
-	lr := newLineReader(c.r, c.maxLine)
+	lr := newMessageReader(c.r, c.framing, c.maxLine)
+	what := "line"
+	if c.framing == LSP {
+		what = "message"
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		line, err := lr.next()
-		if errors.Is(err, errLineTooLong) {
-			c.problem(fmt.Errorf("line over %d bytes skipped", c.maxLine))
-			c.writeError(json.RawMessage("null"), Errorf(CodeInvalidRequest, "line longer than %d bytes", c.maxLine))
+		if errors.Is(err, errTooLong) {
+			c.problem(fmt.Errorf("%s over %d bytes skipped", what, c.maxLine))
+			c.writeError(json.RawMessage("null"), Errorf(CodeInvalidRequest, "%s longer than %d bytes", what, c.maxLine))
+			continue
+		}
+		var bh *errBadHeader
+		if errors.As(err, &bh) {
+			c.problem(bh)
+			c.writeError(json.RawMessage("null"), Errorf(CodeParseError, "%v", bh))
 			continue
 		}
 		if len(line) > 0 && c.dispatch(ctx, line) {
@@ -322,19 +333,32 @@ func (c *Conn) writeLine(ctx context.Context, v any, reply bool) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	if c.framing == LSP {
+		buf.WriteString("Content-Length: 0000000000\r\n\r\n")
+	}
+	hdr := buf.Len()
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode message: %w", err)
+	}
+	data := buf.Bytes()
+	if c.framing == LSP {
+		// The header was reserved before the body so the body is not
+		// copied; fill in the real length and drop the padding.
+		body := bytes.TrimSuffix(data[hdr:], []byte("\n"))
+		h := []byte("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
+		data = data[hdr-len(h) : hdr+len(body)]
+		copy(data, h)
 	}
 	if !c.serving.Load() {
 		// Before Serve: no writer goroutine yet; write directly.
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
-		return c.writeAll(buf.Bytes())
+		return c.writeAll(data)
 	}
 	if !reply && c.stalled() {
 		return ErrStalled
 	}
-	l := &outLine{data: buf.Bytes(), done: make(chan error, 1)}
+	l := &outLine{data: data, done: make(chan error, 1)}
 	timer := time.NewTimer(c.writeTimeout)
 	defer timer.Stop()
 	send := c.lines
@@ -415,10 +439,6 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 	}
 }
 
-// errLineTooLong reports a line over the limit; the reader has already
-// skipped to the start of the next line.
-var errLineTooLong = errors.New("line too long")
-
 // lineReader splits a stream into lines of at most max bytes without ever
 // holding more than max bytes of one line.
 type lineReader struct {
@@ -449,7 +469,7 @@ func (l *lineReader) next() ([]byte, error) {
 			if err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
-			return nil, errLineTooLong
+			return nil, errTooLong
 		}
 		l.buf = append(l.buf, chunk...)
 		switch {

@@ -80,7 +80,8 @@ func TestBadInitializeNamesTheFieldAndWaits(t *testing.T) {
 		params map[string]any
 		field  string
 	}{
-		{map[string]any{"protocolVersion": 2}, "protocolVersion"},
+		{map[string]any{"protocolVersion": 3}, "protocolVersion"},
+		{map[string]any{"protocolVersion": 0}, "protocolVersion"},
 		{map[string]any{"protocolVersion": "1"}, "protocolVersion"},
 		{map[string]any{"ide": map[string]string{"name": "x"}}, "ide"},
 		{map[string]any{"workspaceFolders": []string{"relative/dir"}}, "workspaceFolders[0]"},

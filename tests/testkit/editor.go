@@ -28,6 +28,8 @@ type EditorOptions struct {
 	Args []string
 	// Env overrides the sandbox's environment when set.
 	Env []string
+	// Framing is the editor link framing; LSP adds --framing=lsp.
+	Framing link.Framing
 	// Handle answers the sidecar's requests; by default diff/open answers
 	// {} and diff/close answers {"content": <newContent of the last
 	// diff/open for that path>}.
@@ -59,6 +61,9 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 	t.Helper()
 	bin := Binary(t)
 	args := append([]string{"--stdio", "--log-level", "debug"}, opts.Args...)
+	if opts.Framing == link.LSP {
+		args = append(args, "--framing=lsp")
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = sb.Workspace
 	cmd.Env = sb.Env()
@@ -87,7 +92,7 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sidecar: %v", err)
 	}
-	e.Conn = link.New(stdout, stdin, (*editorHandler)(e))
+	e.Conn = link.New(stdout, stdin, (*editorHandler)(e), link.WithFraming(opts.Framing))
 	go func() {
 		defer close(e.served)
 		_ = e.Conn.Serve(context.Background())
