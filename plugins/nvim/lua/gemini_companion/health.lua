@@ -66,9 +66,6 @@ local function doctor(path)
   for k, v in pairs(config.options.terminal.env or {}) do
     table.insert(env, k .. "=" .. v)
   end
-  if require("gemini_companion.terminal").in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
-    table.insert(env, "REMOTE_CONTAINERS=1")
-  end
   local cmd = { path, "doctor", "--json", "--workspace", util.cwd() }
   if #env > 0 and vim.fn.executable("env") == 1 then
     cmd = vim.list_extend(vim.list_extend({ "env" }, env), cmd)
@@ -213,9 +210,10 @@ function M.check()
   else
     warn("'" .. exe .. "' (terminal.cmd) is not an executable", { "Install Gemini CLI: npm install -g @google/gemini-cli", "or set terminal.cmd in setup()" })
   end
-  if require("gemini_companion.terminal").in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
+  local in_container = util.is_file("/.dockerenv") or util.is_file("/run/.containerenv")
+  if in_container and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
     info(
-      "Neovim runs in a container: :GeminiCli sets REMOTE_CONTAINERS=1 so that the CLI connects to 127.0.0.1. "
+      "Neovim runs in a container: terminals of :GeminiCli get REMOTE_CONTAINERS=1 from the sidecar so that the CLI connects to 127.0.0.1. "
         .. "A CLI started elsewhere in this container needs REMOTE_CONTAINERS=1 (or SSH_CONNECTION) too."
     )
   end
