@@ -402,14 +402,6 @@ func matchRec(want, got any, path string, rec func(key string, v any)) string {
 func isRequest(m map[string]any) bool  { _, id := m["id"]; _, meth := m["method"]; return id && meth }
 func isResponse(m map[string]any) bool { _, id := m["id"]; _, meth := m["method"]; return id && !meth }
 
-// ambient are notifications the plugin sends on its own as the editor's
-// state changes; a replay skips them unless the transcript expects one.
-func ambient(m map[string]any) bool {
-	method, _ := m["method"].(string)
-	_, id := m["id"]
-	return !id && strings.HasPrefix(method, "context/")
-}
-
 // next returns the plugin's next message.
 func (r *replayer) next(what string) map[string]any {
 	r.t.Helper()
@@ -837,6 +829,7 @@ vim.api.nvim_buf_set_option(buf, "modified", true)`, buf, content)
 // plugin sends shutdown, the stand-in answers and ends.
 func (r *replayer) finish() {
 	r.t.Helper()
+	r.t.Logf("%d editor messages were made by editor actions, %d crashes replayed", r.byUI, r.crashes)
 	var running bool
 	r.nv.LuaJSON(r.t, &running, `return require("gemini_companion.sidecar").state.status ~= "stopped"`)
 	if !running {
