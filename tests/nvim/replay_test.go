@@ -216,6 +216,8 @@ type replayer struct {
 	last    map[string]any   // the value last matched (or sent) for a placeholder, by key
 	stash   []map[string]any // plugin notifications no line expected yet
 	done    map[int]bool     // steps performed ahead of their turn
+	// envChanged is the env of the last workspace/envChanged sent.
+	envChanged map[string]any
 }
 
 func newReplayer(t *testing.T) *replayer {
@@ -665,6 +667,10 @@ func (r *replayer) play(where string, msg map[string]any) {
 	if err := r.l.send(msg); err != nil {
 		r.t.Fatalf("%s: send: %v", where, err)
 	}
+	if msg["method"] == "workspace/envChanged" {
+		params, _ := msg["params"].(map[string]any)
+		r.envChanged, _ = params["env"].(map[string]any)
+	}
 	r.observe(where, msg, answered)
 }
 
@@ -697,9 +703,13 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 		}
 		nv.WaitLua(r.t, where+": :GeminiStatus to print "+want, `return vim.fn.execute("messages"):find(..., 1, true) ~= nil`, waitTimeout, want)
 	case answered != nil && answered.injected < 0:
-		// The terminal :GeminiCli opened has the environment the reply gave.
+		// The terminal :GeminiCli opened has the environment the reply gave
+		// (after an error, the one workspace/envChanged gave last).
 		res, _ := msg["result"].(map[string]any)
 		env, _ := res["env"].(map[string]any)
+		if _, failed := msg["error"]; failed {
+			env = r.envChanged
+		}
 		var last string
 		if !poll(waitTimeout, func() bool {
 			data, _ := os.ReadFile(r.envFile)
