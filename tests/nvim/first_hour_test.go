@@ -46,12 +46,12 @@ func TestStatuslinesOfAllWindowsFollowTheState(t *testing.T) {
 	nv.Cmd(t, "set laststatus=2 statusline=%f\\ [%{v:lua.require'gemini_companion'.statusline()}]")
 	nv.Cmd(t, "redraw!")
 	nv.pane.WaitUntil(t, "both statuslines saying no CLI", waitTimeout, func(s string) bool {
-		return strings.Count(s, "[Gemini: no CLI]") == 2
+		return strings.Count(s, "[Gemini: no CLI") == 2
 	})
 	cli := connect(t, sb)
 	_ = cli
 	nv.pane.WaitUntil(t, "both statuslines saying 1 CLI", waitTimeout, func(s string) bool {
-		return strings.Count(s, "[Gemini: 1 CLI]") == 2
+		return strings.Count(s, "[Gemini: 1 CLI") == 2
 	})
 }
 

@@ -34,6 +34,11 @@ func TestCheckhealth(t *testing.T) {
 		"discovery file present: " + path,
 		"port " + itoa(f.Port) + " answers",
 		"connected Gemini CLI sessions: 0",
+		// The editor link: Neovim's own client, protocol 2, the sidecar's policy.
+		"vim.lsp.rpc is available",
+		"it speaks the editor link with Content-Length framing (--framing=lsp)",
+		"editor link: protocol 2, Content-Length framing",
+		"restart policy (from the sidecar): at most 5 restarts within 60 s",
 		// doctor's findings, about the CLI :GeminiCli would start.
 		"a gemini started here picks Neovim on port " + itoa(f.Port),
 		"MCP initialize on 127.0.0.1:" + itoa(f.Port) + " with the file's token succeeded",

@@ -19,9 +19,10 @@ M.defaults = {
     -- Sidecar log level (debug, info, warn, error) and optional log file.
     log_level = "warn",
     log_file = nil,
-    -- How often a sidecar that dies is restarted within a minute before the
-    -- plugin gives up (0 disables restarting).
-    max_restarts = 3,
+    -- At most this many restarts of a sidecar that dies, within the
+    -- sidecar's restart window (nil: as many as the sidecar's policy says;
+    -- 0 disables restarting). Lowers the policy's number, never raises it.
+    max_restarts = nil,
   },
   terminal = {
     -- The Gemini CLI command: a list (run directly) or a string (run by
@@ -161,7 +162,7 @@ local function unknown_keys(user, defaults, prefix, out)
 end
 
 -- Options whose default is nil but which a user may set.
-M._nilable = { trusted = true, ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true }
+M._nilable = { trusted = true, ["sidecar.cmd"] = true, ["sidecar.build_dir"] = true, ["sidecar.log_file"] = true, ["sidecar.max_restarts"] = true }
 
 -- vim.validate with a table of specs; Neovim 0.11 prefers one call per
 -- value (the table form is deprecated there).
@@ -231,7 +232,7 @@ function M.build(user)
       ["sidecar.max_restarts"] = {
         opts.sidecar.max_restarts,
         function(v)
-          return type(v) == "number" and v >= 0 and v == math.floor(v), "a whole number >= 0"
+          return v == nil or (type(v) == "number" and v >= 0 and v == math.floor(v)), "a whole number >= 0"
         end,
       },
       ["terminal.cmd"] = {

@@ -10,10 +10,11 @@ local M = {}
 local api = vim.api
 local uv = vim.uv or vim.loop
 
--- More selected text than this is cut before sending: the CLI keeps only
--- 16384 UTF-16 units, and 3 bytes of UTF-8 make at most one unit, so the
--- sidecar still sees that the text was longer and marks it truncated.
-local MAX_SELECTION_BYTES = 3 * 16384 + 1024
+-- More selected text than the sidecar's policy.limits.maxSelectionBytes is
+-- cut before sending (the sidecar makes the exact cut and marks it).
+local function max_bytes()
+  return sidecar.limit("maxSelectionBytes")
+end
 local MAXCOL = 2147483647
 
 local reported = {} -- bufnr -> path the sidecar knows this buffer by
@@ -78,8 +79,8 @@ local function join_capped(parts)
   for i, l in ipairs(parts) do
     table.insert(out, l)
     size = size + #l + 1
-    if size > MAX_SELECTION_BYTES then
-      out = { util.truncate(table.concat(out, "\n"), MAX_SELECTION_BYTES) }
+    if size > max_bytes() then
+      out = { util.truncate(table.concat(out, "\n"), max_bytes()) }
       break
     end
     if i == #parts then
@@ -93,7 +94,7 @@ end
 local function capped_lines(buf, first, last_line)
   local out, size = {}, 0
   local l = first
-  while l <= last_line and size <= MAX_SELECTION_BYTES do
+  while l <= last_line and size <= max_bytes() do
     local batch = lines(buf, l, math.min(last_line, l + 255))
     for _, s in ipairs(batch) do
       table.insert(out, s)
@@ -128,7 +129,7 @@ local function selection(buf, mode)
     if eol and l2 < api.nvim_buf_line_count(buf) then
       text = text .. "\n"
     end
-    return util.truncate(text, MAX_SELECTION_BYTES)
+    return util.truncate(text, max_bytes())
   elseif kind == "\22" then
     local lp = lines(buf, p[2], p[2])[1] or ""
     local lq = lines(buf, q[2], q[2])[1] or ""

@@ -66,9 +66,6 @@ local function doctor(path)
   for k, v in pairs(config.options.terminal.env or {}) do
     table.insert(env, k .. "=" .. v)
   end
-  if require("gemini_companion.terminal").in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
-    table.insert(env, "REMOTE_CONTAINERS=1")
-  end
   local cmd = { path, "doctor", "--json", "--workspace", util.cwd() }
   if #env > 0 and vim.fn.executable("env") == 1 then
     cmd = vim.list_extend(vim.list_extend({ "env" }, env), cmd)
@@ -119,6 +116,11 @@ function M.check()
   else
     error("Neovim 0.7 or newer is needed")
   end
+  if pcall(require, "vim.lsp.rpc") then
+    ok("vim.lsp.rpc is available (the editor link uses it, with Content-Length framing)")
+  else
+    error("vim.lsp.rpc cannot be loaded; the plugin talks to the sidecar through it")
+  end
   if require("gemini_companion").did_setup then
     ok("setup() was called")
   else
@@ -134,6 +136,13 @@ function M.check()
       ok("version: " .. vim.trim(out))
     else
       error(path .. " --version failed: " .. vim.trim(out))
+    end
+    if vim.fn.system({ path, "--help" }):find("--framing", 1, true) then
+      ok("it speaks the editor link with Content-Length framing (--framing=lsp)")
+    else
+      error("this build predates the editor link v2 (no --framing=lsp), so the plugin cannot talk to it", {
+        "Rebuild it: :lua require('gemini_companion').build(), or your plugin manager's build step",
+      })
     end
   else
     local why = binary.cannot_build()
@@ -153,8 +162,17 @@ function M.check()
     end
     warn("the sidecar is " .. s.status, advice)
   else
-    ok(string.format("running (pid %d)", s.pid))
+    ok(string.format("running (pid %s)", tostring(s.pid)))
     local i = s.info or {}
+    if i.protocolVersion == 2 then
+      ok("editor link: protocol 2, Content-Length framing")
+    else
+      warn("the sidecar speaks editor link protocol " .. tostring(i.protocolVersion or 1) .. ", not 2", { "Rebuild gemini-ide-companion from this checkout" })
+    end
+    local r = sidecar.policy().restart
+    info(string.format("restart policy (from the sidecar): at most %s restarts within %s s", tostring(r.maxRestarts), tostring((r.windowMs or 0) / 1000)))
+    local line = require("gemini_companion.status").line()
+    info("status: " .. line)
     if type(i.discoveryFile) == "string" and i.discoveryFile ~= "" then
       if util.is_file(i.discoveryFile) then
         ok("discovery file present: " .. i.discoveryFile)
@@ -192,9 +210,10 @@ function M.check()
   else
     warn("'" .. exe .. "' (terminal.cmd) is not an executable", { "Install Gemini CLI: npm install -g @google/gemini-cli", "or set terminal.cmd in setup()" })
   end
-  if require("gemini_companion.terminal").in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
+  local in_container = util.is_file("/.dockerenv") or util.is_file("/run/.containerenv")
+  if in_container and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS then
     info(
-      "Neovim runs in a container: :GeminiCli sets REMOTE_CONTAINERS=1 so that the CLI connects to 127.0.0.1. "
+      "Neovim runs in a container: terminals of :GeminiCli get REMOTE_CONTAINERS=1 from the sidecar so that the CLI connects to 127.0.0.1. "
         .. "A CLI started elsewhere in this container needs REMOTE_CONTAINERS=1 (or SSH_CONNECTION) too."
     )
   end

@@ -26,6 +26,7 @@ function M.setup(opts)
     M.did_setup = true
     require("gemini_companion.context").setup()
     require("gemini_companion.diff").setup()
+    require("gemini_companion.status").setup()
     local group = vim.api.nvim_create_augroup("GeminiCompanion", { clear = true })
     vim.api.nvim_create_autocmd("VimLeavePre", {
       group = group,

@@ -1,117 +1,113 @@
--- The sidecar process and the editor link: NDJSON JSON-RPC 2.0 over the
--- child's stdin/stdout (docs/editor-link.md), its start, stop and restart.
+-- The sidecar process and the editor link, protocol 2 (docs/editor-link.md):
+-- JSON-RPC 2.0 with Content-Length framing (`--framing=lsp`) over the
+-- child's stdin/stdout, through Neovim's own client (vim.lsp.rpc). Start,
+-- stop, restart as the sidecar's policy says, and the terminal environment.
+-- The other modules talk to the sidecar only through this one.
 local binary = require("gemini_companion.binary")
 local config = require("gemini_companion.config")
 local util = require("gemini_companion.util")
 
 local M = {}
-
 local uv = vim.uv or vim.loop
 
 -- How long the sidecar gets to answer `initialize` and to exit on `shutdown`.
 local INIT_TIMEOUT_MS = 15000
 local STOP_TIMEOUT_MS = 2000
-local RESTART_WINDOW_MS = 60000
+
+-- The policy used until the first `initialize` answer brings the sidecar's
+-- own (docs/editor-link.md, "initialize (v2)"); the last one received is kept.
+local DEFAULT_POLICY = {
+  restart = { delaysMs = { 100, 500, 1000, 2000, 5000 }, windowMs = 60000, maxRestarts = 5 },
+  limits = { maxSelectionBytes = 65552, maxOpenFiles = 10, maxSelectedTextUtf16 = 16384, maxMessageBytes = 268435456 },
+  messages = {
+    restarting = "gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.",
+    gaveUp = "gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it. Run :GeminiRestart to try again.",
+    restarted = "gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable.",
+  },
+}
 
 ---@class GeminiSidecarState
 local state = {
   status = "stopped", -- "stopped" | "starting" | "running" | "stopping"
-  handle = nil, -- uv process handle
-  pid = nil,
-  stdin = nil,
-  path = nil, -- binary in use
-  info = nil, -- initialize result
-  next_id = 1,
-  pending = {}, -- id -> callback(err, result)
-  waiters = {}, -- callbacks waiting for "running"
-  stop_waiters = {},
-  stderr_tail = {}, -- last lines of the sidecar's stderr
-  restarts = {}, -- uv.now() of recent unexpected exits
+  client = nil, -- the vim.lsp.rpc client
+  pid = nil, path = nil, -- the process and the binary it runs
+  info = nil, -- initialize result (env and discoveryFile follow workspace/envChanged)
+  policy = vim.deepcopy(DEFAULT_POLICY),
+  pending = {}, next_id = 1, -- id -> callback(err, result); failed when the sidecar exits
+  waiters = {}, stop_waiters = {}, -- callbacks waiting for "running" / "stopped"
+  restarts = {}, -- uv.now() of recent restarts after unexpected exits
+  restarted = false, -- the start under way follows an unexpected exit
   generation = 0, -- bumped on every spawn; stale callbacks compare it
-  connected = 0, -- CLI sessions connected (from `status`)
-  folders = nil, -- workspace folders last sent
-  last_error = nil,
+  folders = nil, last_error = nil, -- workspace folders last sent; what went wrong last
 }
 M.state = state
+--- What the plugin says it can do in `initialize`; a module may turn a
+--- capability on (e.g. `agent`) before the sidecar starts.
+M.capabilities = { diff = true, diffStates = true, selection = true, terminal = true, diagnostics = false, agent = false }
 
--- Handlers for requests and notifications from the sidecar, by method.
--- Request handlers get (params, respond) with respond(err, result).
-local request_handlers = {}
-local notification_handlers = {}
--- Functions called after every successful (re)start.
-local on_ready = {}
+-- Handlers for the sidecar's requests (params, respond) — respond(err,
+-- result) must be called before the handler returns — and notifications
+-- (params), by method; and functions called with true after every
+-- successful (re)start, with false when the sidecar stops.
+local request_handlers, notification_handlers, on_ready = {}, {}, {}
 
-function M.on_request(method, fn)
-  request_handlers[method] = fn
+function M.on_request(method, fn) request_handlers[method] = fn end
+function M.on_notification(method, fn) notification_handlers[method] = fn end
+function M.on_ready(fn) table.insert(on_ready, fn) end
+function M.running() return state.status == "running" end
+
+--- The sidecar's policy (restart, limits, messages): its last answer, or the
+--- built-in defaults before the first one.
+function M.policy() return state.policy end
+
+--- A number from policy.limits, e.g. limit("maxSelectionBytes").
+function M.limit(name)
+  return type(state.policy.limits[name]) == "number" and state.policy.limits[name] or DEFAULT_POLICY.limits[name]
 end
 
-function M.on_notification(method, fn)
-  notification_handlers[method] = fn
+-- The policy's text `name` with {reason}, {count}, ... filled in.
+local function message(name, vars)
+  local text = type(state.policy.messages[name]) == "string" and state.policy.messages[name] or DEFAULT_POLICY.messages[name]
+  return (text:gsub("{(%w+)}", function(k) return vars[k] ~= nil and tostring(vars[k]) or nil end))
 end
 
-function M.on_ready(fn)
-  table.insert(on_ready, fn)
-end
-
-function M.running()
-  return state.status == "running"
-end
-
---- The environment every terminal running the CLI gets, or nil when the
---- sidecar is not running.
-function M.env()
-  if not state.info or type(state.info.env) ~= "table" then
-    return nil
+local function adopt_policy(policy)
+  local merged = vim.deepcopy(state.policy)
+  for _, section in ipairs({ "restart", "limits", "messages" }) do
+    for k, v in pairs(type(policy) == "table" and type(policy[section]) == "table" and policy[section] or {}) do
+      merged[section][k] = v
+    end
   end
-  local env = vim.deepcopy(state.info.env)
-  if state.folders and not state.env_updated then
-    env.GEMINI_CLI_IDE_WORKSPACE_PATH = table.concat(state.folders, ":")
-  end
-  return env
+  state.policy = merged
 end
 
-local function write(msg)
-  if not state.stdin or state.stdin:is_closing() then
-    return false
-  end
-  local ok, line = pcall(vim.json.encode, msg)
+local function not_running(cb)
+  if cb then cb({ code = -32000, message = "the sidecar is not running" }) end
+end
+
+local function send_request(method, params, cb)
+  local id, pending = state.next_id, state.pending
+  state.next_id = id + 1
+  pending[id] = cb or function() end
+  local ok = state.client and state.client.request(method, params, function(err, result)
+    local fn = pending[id]
+    pending[id] = nil
+    if fn then fn(err, result) end
+  end)
   if not ok then
-    util.notify("cannot encode a message for the sidecar: " .. tostring(line), "error")
-    return false
+    pending[id] = nil
+    not_running(cb)
   end
-  state.stdin:write(line .. "\n")
-  return true
 end
 
 --- Sends a notification. Dropped (returns false) unless the sidecar is running.
 function M.notify(method, params)
-  if state.status ~= "running" then
-    return false
-  end
-  return write({ jsonrpc = "2.0", method = method, params = params })
-end
-
-local function send_request(method, params, cb)
-  local id = state.next_id
-  state.next_id = id + 1
-  state.pending[id] = cb or function() end
-  if not write({ jsonrpc = "2.0", id = id, method = method, params = params }) then
-    state.pending[id] = nil
-    if cb then
-      cb({ code = -32000, message = "the sidecar is not running" })
-    end
-  end
-  return id
+  return state.status == "running" and state.client.notify(method, params) and true or false
 end
 
 --- Sends a request; cb(err, result) runs on the main loop.
 function M.request(method, params, cb)
-  if state.status ~= "running" then
-    if cb then
-      cb({ code = -32000, message = "the sidecar is not running" })
-    end
-    return
-  end
+  if state.status ~= "running" then return not_running(cb) end
   send_request(method, params, cb)
 end
 
@@ -119,411 +115,270 @@ end
 ---@return table|nil err, any result
 function M.request_sync(method, params, timeout_ms)
   local done, err, result = false, nil, nil
-  M.request(method, params, function(e, r)
-    done, err, result = true, e, r
-  end)
-  if not vim.wait(timeout_ms or 2000, function()
-    return done
-  end, 10) then
+  M.request(method, params, function(e, r) done, err, result = true, e, r end)
+  if not vim.wait(timeout_ms or 2000, function() return done end, 10) then
     return { code = -32000, message = method .. " got no answer in time" }, nil
   end
   return err, result
 end
 
-local function respond(id, err, result)
-  if err then
-    write({ jsonrpc = "2.0", id = id, error = { code = err.code or -32603, message = err.message or tostring(err) } })
-  else
-    if result == nil then
-      result = vim.NIL
-    end
-    write({ jsonrpc = "2.0", id = id, result = result })
-  end
+--- cb(env): the environment for a terminal opened now, as the sidecar's
+--- `terminal/env` says (its last known one if that fails), or nil when the
+--- sidecar is not running.
+function M.terminal_env(cb)
+  M.request("terminal/env", vim.empty_dict(), function(err, result)
+    if not err and type(result) == "table" and type(result.env) == "table" then return cb(result.env) end
+    cb(state.status == "running" and state.info and state.info.env or nil)
+  end)
 end
 
-local function dispatch(line, generation)
-  if generation ~= state.generation or line == "" then
-    return
-  end
-  local ok, msg = pcall(vim.json.decode, line, { luanil = { object = true } })
-  if not ok or type(msg) ~= "table" then
-    util.notify("the sidecar sent a line that is not JSON: " .. line:sub(1, 200), "warn")
-    return
-  end
-  if msg.method ~= nil then
-    local params = msg.params
-    if params == vim.NIL then
-      params = nil
-    end
-    if msg.id ~= nil then
-      local handler = request_handlers[msg.method]
-      if not handler then
-        respond(msg.id, { code = -32601, message = "method not found: " .. tostring(msg.method) })
-        return
-      end
-      local answered = false
-      local function reply(err, result)
-        if answered or generation ~= state.generation then
-          return
-        end
-        answered = true
-        respond(msg.id, err, result)
-      end
-      local hok, herr = pcall(handler, params or {}, reply)
-      if not hok then
-        reply({ code = -32603, message = tostring(herr) })
-      end
-    else
-      local handler = notification_handlers[msg.method]
-      if handler then
-        local hok, herr = pcall(handler, params or {})
-        if not hok then
-          util.notify("error handling " .. msg.method .. ": " .. tostring(herr), "error")
-        end
-      end
-    end
-  elseif msg.id ~= nil then
-    local cb = state.pending[msg.id]
-    state.pending[msg.id] = nil
-    if cb then
-      local err = msg.error
-      if err == vim.NIL then
-        err = nil
-      end
-      local result = msg.result
-      if result == vim.NIL then
-        result = nil
-      end
-      cb(err, result)
-    end
-  end
+--- The same, waiting for the answer (health checks, scripts).
+function M.env()
+  local done, env = state.status ~= "running", nil
+  M.terminal_env(function(e) done, env = true, e end)
+  vim.wait(2000, function() return done end, 10)
+  return env
 end
 
--- Splits a byte stream into lines; a line may span many reads (MiB-sized
--- diffs), so pieces are kept in a list and joined once.
-local function line_splitter(on_line)
-  local pieces = {}
-  return function(chunk)
-    local start = 1
-    while true do
-      local nl = chunk:find("\n", start, true)
-      if not nl then
-        break
-      end
-      table.insert(pieces, chunk:sub(start, nl - 1))
-      local line = table.concat(pieces)
-      pieces = {}
-      on_line(line)
-      start = nl + 1
-    end
-    if start <= #chunk then
-      table.insert(pieces, chunk:sub(start))
-    end
+local function call_all(list, ...)
+  for _, fn in ipairs(list) do
+    local ok, err = pcall(fn, ...)
+    if not ok then util.notify("error in a gemini_companion callback: " .. tostring(err), "error") end
   end
 end
 
 local function finish_waiters(err)
   local waiters = state.waiters
   state.waiters = {}
-  for _, cb in ipairs(waiters) do
-    pcall(cb, err, state.info)
-  end
+  call_all(waiters, err, state.info)
 end
 
-local function stderr_text()
-  return vim.trim(table.concat(state.stderr_tail, "\n"))
+local function fail(msg)
+  state.last_error = msg
+  util.notify(msg, "error")
+  finish_waiters(msg)
 end
 
-local start -- forward declaration
+-- Signals the sidecar: through its uv handle before Neovim 0.10, else with
+-- terminate() (SIGTERM) or to the pid `initialize` gave.
+local function kill(client, signal)
+  if client.handle then return client.handle:is_closing() or client.handle:kill(signal) end
+  if client.terminate and signal == "sigterm" then return client.terminate() end
+  if state.pid then pcall(uv.kill, state.pid, signal) end
+end
 
-local function on_exit(generation, code, signal)
-  if generation ~= state.generation then
-    return
-  end
-  local was = state.status
-  local info = state.info
-  state.handle, state.pid, state.stdin, state.info = nil, nil, nil, nil
-  state.status = "stopped"
-  state.connected = 0
-  local pending = state.pending
-  state.pending = {}
-  for _, cb in pairs(pending) do
-    pcall(cb, { code = -32000, message = "the sidecar exited" })
-  end
-  for _, fn in ipairs(on_ready) do
-    pcall(fn, false)
-  end
-  pcall(vim.cmd, "redrawstatus!")
+local start_now -- forward declaration
 
-  if was == "stopping" then
-    local waiters = state.stop_waiters
-    state.stop_waiters = {}
-    for _, cb in ipairs(waiters) do
-      pcall(cb)
-    end
-    return
-  end
-
-  local why = string.format("exit code %d%s", code, signal ~= 0 and (", signal " .. signal) or "")
-  local tail = stderr_text()
-  if tail ~= "" then
-    why = why .. ": " .. tail
-  end
-  if was == "starting" then
-    state.last_error = "gemini-ide-companion failed to start (" .. why .. ")"
-    util.notify(state.last_error, "error")
-    finish_waiters(state.last_error)
-    return
-  end
-
-  -- It died while running. Its discovery file outlives it (it is named
-  -- after this Neovim, which is alive) and would lead CLIs to a dead port.
-  if info and type(info.discoveryFile) == "string" and info.discoveryFile ~= "" then
-    os.remove(info.discoveryFile)
-  end
-  -- Restart it, unless it keeps dying.
-  local now = uv.now()
-  local recent = {}
+-- Restarts the sidecar that died as the policy says, unless it keeps dying.
+local function restart_after_crash(reason)
+  local policy, now, recent = state.policy.restart, uv.now(), {}
   for _, t in ipairs(state.restarts) do
-    if now - t < RESTART_WINDOW_MS then
-      table.insert(recent, t)
-    end
+    if now - t < policy.windowMs then table.insert(recent, t) end
   end
   state.restarts = recent
-  local max = config.options.sidecar.max_restarts
+  local max, cap = policy.maxRestarts, config.options.sidecar.max_restarts
+  if type(cap) == "number" and cap < max then max = cap end -- the user's own, lower limit
+  local vars = { reason = reason, count = #recent + 1 }
   if #recent >= max then
-    state.last_error = "gemini-ide-companion exited (" .. why .. ")"
-    util.notify(state.last_error .. "; not restarting it again. Run :GeminiStart to try again.", "error")
-    return
+    state.last_error = message("gaveUp", vars)
+    return util.notify(state.last_error, "error")
   end
-  table.insert(state.restarts, now)
-  util.notify("gemini-ide-companion exited (" .. why .. "); restarting it. Gemini CLI sessions must reconnect (/ide enable).", "warn")
+  table.insert(recent, now)
+  util.notify(message("restarting", vars), "warn")
   local timer = uv.new_timer()
-  timer:start(100 * #state.restarts, 0, function()
+  timer:start(policy.delaysMs[math.min(#recent, #policy.delaysMs)] or 0, 0, function()
     timer:close()
     vim.schedule(function()
       if state.status == "stopped" then
-        start()
+        state.restarted = true
+        start_now()
       end
     end)
   end)
+end
+
+local function on_exit(generation, code, signal)
+  if generation ~= state.generation then return end
+  local was, info, pending = state.status, state.info, state.pending
+  state.client, state.pid, state.info, state.pending, state.status = nil, nil, nil, {}, "stopped"
+  for _, cb in pairs(pending) do pcall(cb, { code = -32000, message = "the sidecar exited" }) end
+  call_all(on_ready, false)
+  pcall(vim.cmd, "redrawstatus!")
+  if was == "stopping" then
+    local waiters = state.stop_waiters
+    state.stop_waiters = {}
+    return call_all(waiters)
+  end
+  local reason = (signal and signal ~= 0) and ("signal " .. signal) or ("exit code " .. tostring(code))
+  if was == "starting" then
+    return fail("gemini-ide-companion (" .. tostring(state.path) .. ") failed to start (" .. reason .. ")")
+  end
+  -- It died while running. Its discovery file outlives it (it is named
+  -- after this Neovim, which is alive) and would lead CLIs to a dead port.
+  if info and type(info.discoveryFile) == "string" and info.discoveryFile ~= "" then os.remove(info.discoveryFile) end
+  restart_after_crash(reason)
+end
+
+-- The dispatchers vim.lsp.rpc calls for one sidecar process.
+local function dispatchers(generation)
+  return {
+    notification = function(method, params)
+      local handler = notification_handlers[method]
+      if generation == state.generation and handler then
+        local ok, err = pcall(handler, type(params) == "table" and params or {})
+        if not ok then util.notify("error handling " .. method .. ": " .. tostring(err), "error") end
+      end
+    end,
+    server_request = function(method, params)
+      local handler = request_handlers[method]
+      if not handler or generation ~= state.generation then
+        return nil, { code = -32601, message = "method not found: " .. tostring(method) }
+      end
+      local answered, err, result = false, nil, nil
+      local ok, perr = pcall(handler, type(params) == "table" and params or {}, function(e, r)
+        if not answered then answered, err, result = true, e, r end
+      end)
+      if not ok or not answered then
+        err = { code = -32603, message = ok and (method .. " got no answer") or tostring(perr) }
+      end
+      if err then -- vim.lsp.rpc sends only the standard codes
+        local code = require("vim.lsp.protocol").ErrorCodes[err.code] and err.code or -32603
+        return nil, { code = code, message = err.message or tostring(err) }
+      end
+      return result == nil and vim.NIL or result
+    end,
+    on_exit = function(code, signal) vim.schedule(function() on_exit(generation, code, signal) end) end,
+    on_error = function(kind, err)
+      if generation == state.generation then
+        local name = require("vim.lsp.rpc").client_errors[kind] or tostring(kind)
+        local detail = type(err) == "table" and vim.inspect(err, { newline = " ", indent = "" }) or tostring(err)
+        util.notify("editor link: " .. name .. ": " .. detail, "warn")
+      end
+    end,
+  }
+end
+
+local function on_initialized(generation, err, result)
+  if generation ~= state.generation or state.status ~= "starting" then return end
+  if err or type(result) ~= "table" then
+    fail("gemini-ide-companion refused initialize: " .. (err and tostring(err.message) or "no result"))
+    return M.stop()
+  end
+  state.info, state.status, state.last_error = result, "running", nil
+  state.pid = state.pid or result.pid
+  adopt_policy(result.policy)
+  if type(result.status) == "table" and notification_handlers.status then
+    pcall(notification_handlers.status, result.status)
+  end
+  call_all(on_ready, true)
+  if state.restarted then
+    state.restarted = false
+    util.notify(message("restarted", {}), "info")
+  end
+  pcall(vim.cmd, "redrawstatus!")
+  finish_waiters(nil)
 end
 
 local function spawn(path)
   local opts = config.options
   state.generation = state.generation + 1
   local generation = state.generation
-  state.path = path
-  state.stderr_tail = {}
-  state.next_id = 1
-  state.pending = {}
-
-  local stdin, stdout, stderr = uv.new_pipe(false), uv.new_pipe(false), uv.new_pipe(false)
-  local args = { "--stdio", "--log-level", opts.sidecar.log_level }
-  if opts.sidecar.log_file then
-    table.insert(args, "--log-file")
-    table.insert(args, vim.fn.expand(opts.sidecar.log_file))
-  end
-  local handle, pid
-  handle, pid = uv.spawn(path, { args = args, stdio = { stdin, stdout, stderr } }, function(code, signal)
-    handle:close()
-    for _, pipe in ipairs({ stdin, stdout, stderr }) do
-      if not pipe:is_closing() then
-        pipe:close()
-      end
-    end
-    vim.schedule(function()
-      on_exit(generation, code, signal)
-    end)
+  state.path, state.next_id, state.pending = path, 1, {}
+  local args = { "--stdio", "--framing=lsp", "--log-level", opts.sidecar.log_level }
+  if opts.sidecar.log_file then vim.list_extend(args, { "--log-file", vim.fn.expand(opts.sidecar.log_file) }) end
+  local rpc = require("vim.lsp.rpc")
+  local ok, client = pcall(function()
+    if vim.fn.has("nvim-0.10") == 1 then return rpc.start(vim.list_extend({ path }, args), dispatchers(generation)) end
+    return rpc.start(path, args, dispatchers(generation))
   end)
-  if not handle then
-    for _, pipe in ipairs({ stdin, stdout, stderr }) do
-      pipe:close()
-    end
+  if not ok or not client then
     state.status = "stopped"
-    state.last_error = "cannot run " .. path .. ": " .. tostring(pid)
-    util.notify(state.last_error, "error")
-    finish_waiters(state.last_error)
-    return
+    return fail("cannot run " .. path .. (ok and "" or (": " .. tostring(client))))
   end
-  state.handle, state.pid, state.stdin = handle, pid, stdin
-
-  local split = line_splitter(function(line)
-    vim.schedule(function()
-      dispatch(line, generation)
-    end)
-  end)
-  stdout:read_start(function(_, data)
-    if data then
-      split(data)
-    end
-  end)
-  local err_split = line_splitter(function(line)
-    table.insert(state.stderr_tail, line)
-    if #state.stderr_tail > 10 then
-      table.remove(state.stderr_tail, 1)
-    end
-  end)
-  stderr:read_start(function(_, data)
-    if data then
-      err_split(data)
-    end
-  end)
-
-  state.folders = { util.cwd() }
+  state.client, state.pid, state.folders = client, client.pid, { util.cwd() }
   local init_timer = uv.new_timer()
   init_timer:start(INIT_TIMEOUT_MS, 0, function()
     init_timer:close()
     vim.schedule(function()
       if generation == state.generation and state.status == "starting" then
-        state.last_error = "gemini-ide-companion did not answer initialize in time"
-        util.notify(state.last_error, "error")
-        finish_waiters(state.last_error)
+        fail("gemini-ide-companion did not answer initialize in time")
         M.stop()
       end
     end)
   end)
   send_request("initialize", {
-    protocolVersion = 1,
-    ide = { name = "neovim", displayName = "Neovim" },
-    processId = vim.fn.getpid(),
-    workspaceFolders = state.folders,
-    isTrusted = require("gemini_companion.config").trust(opts),
-    -- diff.lua shows diff/state (queued, orphaned, changed on disk, ...).
-    capabilities = { diffStates = true },
+    protocolVersion = 2, ide = { name = "neovim", displayName = "Neovim", restartCommand = ":GeminiRestart" },
+    processId = vim.fn.getpid(), workspaceFolders = state.folders, isTrusted = config.trust(opts), capabilities = M.capabilities,
   }, function(err, result)
-    if not init_timer:is_closing() then
-      init_timer:stop()
-      init_timer:close()
+    if not init_timer:is_closing() then init_timer:close() end
+    on_initialized(generation, err, result)
+  end)
+end
+
+-- Starts the sidecar unless it runs or is on its way.
+function start_now()
+  if state.status ~= "stopped" then
+    if state.status == "running" then return finish_waiters(nil) end
+    if state.status == "starting" then return end
+    return table.insert(state.stop_waiters, start_now) -- once the old one is gone
+  end
+  state.status = "starting"
+  binary.resolve(config.options, function(err, path)
+    if state.status ~= "starting" then return end
+    if err then
+      state.status = "stopped"
+      return fail(err)
     end
-    if generation ~= state.generation or state.status ~= "starting" then
-      return
-    end
-    if err or type(result) ~= "table" then
-      state.last_error = "gemini-ide-companion refused initialize: " .. (err and err.message or "no result")
-      util.notify(state.last_error, "error")
-      finish_waiters(state.last_error)
-      M.stop()
-      return
-    end
-    state.info = result
-    state.env_updated = false
-    state.status = "running"
-    state.last_error = nil
-    for _, fn in ipairs(on_ready) do
-      local ok, e = pcall(fn, true)
-      if not ok then
-        util.notify("error after start: " .. tostring(e), "error")
-      end
-    end
-    pcall(vim.cmd, "redrawstatus!")
-    finish_waiters(nil)
+    spawn(path)
   end)
 end
 
 --- Starts the sidecar if it is not running. cb(err, info) once it answered
 --- `initialize` (or failed).
 ---@param cb? fun(err: string|nil, info: table|nil)
-function start(cb)
-  if cb then
-    table.insert(state.waiters, cb)
-  end
-  if state.status == "running" then
-    finish_waiters(nil)
-    return
-  end
-  if state.status == "starting" then
-    return
-  end
-  if state.status == "stopping" then
-    -- Start again once the old one is gone.
-    table.insert(state.stop_waiters, function()
-      start()
-    end)
-    return
-  end
-  state.status = "starting"
-  binary.resolve(config.options, function(err, path)
-    if state.status ~= "starting" then
-      return
-    end
-    if err then
-      state.status = "stopped"
-      state.last_error = err
-      util.notify(err, "error")
-      finish_waiters(err)
-      return
-    end
-    spawn(path)
-  end)
+function M.start(cb)
+  if cb then table.insert(state.waiters, cb) end
+  start_now()
 end
-M.start = start
 
 --- Asks the sidecar to shut down; kills it if it does not exit in time.
 ---@param cb? fun()
 function M.stop(cb)
-  if state.status == "stopped" then
-    if cb then
-      cb()
-    end
-    return
-  end
-  if cb then
-    table.insert(state.stop_waiters, cb)
-  end
-  if state.status == "stopping" then
-    return
-  end
-  if not state.handle then
-    -- Still resolving or building the binary.
+  if state.status == "stopped" then return cb and cb() end
+  if cb then table.insert(state.stop_waiters, cb) end
+  if state.status == "stopping" then return end
+  local was_starting, client = state.status == "starting", state.client
+  state.status = "stopping"
+  if was_starting then finish_waiters("stopped") end
+  if not client then -- still resolving or building the binary
     state.status = "stopped"
-    finish_waiters("stopped")
     local waiters = state.stop_waiters
     state.stop_waiters = {}
-    for _, w in ipairs(waiters) do
-      pcall(w)
-    end
-    return
+    return call_all(waiters)
   end
-  local was_starting = state.status == "starting"
-  state.status = "stopping"
-  if was_starting then
-    finish_waiters("stopped")
-  end
-  local handle, stdin = state.handle, state.stdin
-  send_request("shutdown", nil, function()
-    if stdin and not stdin:is_closing() then
-      stdin:close()
-    end
-  end)
-  local timer = uv.new_timer()
+  send_request("shutdown", nil, function() end)
+  local generation, timer = state.generation, uv.new_timer()
   timer:start(STOP_TIMEOUT_MS, 0, function()
     timer:close()
-    if not handle:is_closing() then
-      handle:kill("sigterm")
-    end
+    vim.schedule(function()
+      if generation == state.generation and state.status == "stopping" then kill(client, "sigterm") end
+    end)
   end)
 end
 
 --- Stops the sidecar and waits until it has exited (for VimLeavePre).
 function M.stop_sync(timeout_ms)
-  if state.status == "stopped" then
-    return
-  end
+  local client = state.client
   M.stop()
-  vim.wait(timeout_ms or STOP_TIMEOUT_MS + 500, function()
-    return state.status == "stopped"
-  end, 10)
-  if state.status ~= "stopped" and state.handle and not state.handle:is_closing() then
-    state.handle:kill("sigkill")
-  end
+  vim.wait(timeout_ms or STOP_TIMEOUT_MS + 500, function() return state.status == "stopped" end, 10)
+  if state.status ~= "stopped" and client then kill(client, "sigkill") end
 end
 
+--- Stops and starts the sidecar; a restart the user asks for starts the
+--- policy's count of restarts afresh.
 function M.restart(cb)
   state.restarts = {}
-  M.stop(function()
-    start(cb)
-  end)
+  M.stop(function() M.start(cb) end)
 end
 
 --- Tells the sidecar the editor's workspace folders changed.
@@ -532,32 +387,12 @@ function M.set_folders(folders)
   M.notify("workspace/foldersChanged", { workspaceFolders = folders })
 end
 
-M.on_notification("status", function(params)
-  if type(params.connectedClients) == "number" then
-    state.connected = params.connectedClients
-    pcall(vim.cmd, "redrawstatus!")
-  end
-end)
-
--- The sidecar's answer to workspace/foldersChanged: the new environment
--- for terminals and the new discovery file.
+-- After workspace/foldersChanged: the environment for terminals opened from
+-- now on and the new discovery file (a `log` says what running CLIs must do).
 M.on_notification("workspace/envChanged", function(params)
   if state.info and type(params.env) == "table" then
     state.info.env = params.env
-    state.env_updated = true
-    if type(params.discoveryFile) == "string" then
-      state.info.discoveryFile = params.discoveryFile
-    end
-  end
-end)
-
-M.on_notification("log", function(params)
-  local level = params.level
-  if type(params.message) ~= "string" or not util.level(level) then
-    return
-  end
-  if util.level(level) >= util.level(config.options.notify_level) then
-    util.notify(params.message, level)
+    if type(params.discoveryFile) == "string" then state.info.discoveryFile = params.discoveryFile end
   end
 end)
 

@@ -1,11 +1,18 @@
 -- What the plugin is doing, for :GeminiStatus and statuslines.
+local config = require("gemini_companion.config")
 local diff = require("gemini_companion.diff")
 local sidecar = require("gemini_companion.sidecar")
 local terminal = require("gemini_companion.terminal")
+local util = require("gemini_companion.util")
 
 local M = {}
 
---- A short text for a statusline: "Gemini: 1 CLI", "Gemini: off", ...
+-- What the sidecar last said: CLIs connected and its status line.
+local link = { connected = 0, text = nil }
+M.link = link
+
+--- A short text for a statusline: the sidecar's own status text while it
+--- runs ("Gemini: 1 CLI connected", ...), "Gemini: off", "Gemini: starting".
 function M.line()
   local s = sidecar.state
   if s.status == "starting" then
@@ -13,19 +20,37 @@ function M.line()
   elseif s.status ~= "running" then
     return "Gemini: off"
   end
-  local text
-  if s.connected == 0 then
-    text = "Gemini: no CLI"
-  elseif s.connected == 1 then
-    text = "Gemini: 1 CLI"
-  else
-    text = string.format("Gemini: %d CLIs", s.connected)
-  end
+  local text = link.text or "Gemini: on"
   local diffs = #diff.paths()
   if diffs > 0 then
     text = text .. string.format(" | %d diff%s", diffs, diffs == 1 and "" or "s")
   end
   return text
+end
+
+--- Shows what the sidecar sends for the user: `status` in statuslines,
+--- `log` messages as they are.
+function M.setup()
+  sidecar.on_notification("status", function(params)
+    if type(params.connectedClients) == "number" then
+      link.connected = params.connectedClients
+    end
+    if type(params.text) == "string" then
+      link.text = params.text
+    end
+    pcall(vim.cmd, "redrawstatus!")
+  end)
+  sidecar.on_notification("log", function(params)
+    local level = params.level
+    if type(params.message) == "string" and util.level(level) and util.level(level) >= util.level(config.options.notify_level) then
+      util.notify(params.message, level)
+    end
+  end)
+  sidecar.on_ready(function(up)
+    if not up then
+      link.connected, link.text = 0, nil
+    end
+  end)
 end
 
 --- The lines :GeminiStatus prints.
@@ -53,7 +78,7 @@ function M.lines()
     add("IDE pid: %s", tostring(st.idePid or info.idePid or "?"))
     local folders = st.workspaceFolders or s.folders or {}
     add("workspace: %s", #folders > 0 and table.concat(folders, ", ") or "(none)")
-    add("connected Gemini CLI sessions: %d", tonumber(st.connectedClients) or s.connected)
+    add("connected Gemini CLI sessions: %d", tonumber(st.connectedClients) or link.connected)
   end
   local paths = diff.paths()
   add("open diffs: %s", #paths > 0 and table.concat(paths, ", ") or "none")

@@ -31,11 +31,6 @@ local function term_window()
   return nil
 end
 
---- True when Neovim runs inside a container (Docker or Podman).
-function M.in_container()
-  return util.is_file("/.dockerenv") or util.is_file("/run/.containerenv")
-end
-
 local function size(fraction, total)
   if fraction < 1 then
     return math.max(1, math.floor(total * fraction))
@@ -128,13 +123,9 @@ local function launch(args, env)
   end
   local buf = api.nvim_create_buf(false, true)
   local win = open_window(buf)
+  -- The sidecar's environment (it adds REMOTE_CONTAINERS=1 in a container,
+  -- so the CLI dials 127.0.0.1), then the user's own variables.
   local full_env = vim.tbl_extend("force", env or {}, config.options.terminal.env)
-  if env and M.in_container() and not vim.env.SSH_CONNECTION and not vim.env.REMOTE_CONTAINERS and not full_env.REMOTE_CONTAINERS then
-    -- In a container the CLI looks for the IDE on host.docker.internal
-    -- unless it believes it is in a dev container; this CLI runs next to
-    -- the sidecar, which listens on 127.0.0.1 in this same container.
-    full_env.REMOTE_CONTAINERS = "1"
-  end
   local cwd = util.cwd()
   -- An empty table reaches termopen() as a list, which it refuses (E475):
   -- only pass env when there is something in it.
@@ -209,9 +200,15 @@ function M.open(args, on_open)
       show(on_open)
       return
     end
-    if launch(args, sidecar.env()) and on_open then
-      on_open()
-    end
+    -- The environment the sidecar gives a terminal opened now.
+    sidecar.terminal_env(function(env)
+      if M.running() then
+        return show(on_open)
+      end
+      if launch(args, env) and on_open then
+        on_open()
+      end
+    end)
   end)
 end
 
