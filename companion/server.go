@@ -311,6 +311,18 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
+// fileLocked is the discovery file's content for the current identity; the
+// caller holds s.mu.
+func (s *Server) fileLocked() discovery.File {
+	return discovery.File{
+		Port:          s.port,
+		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
+		AuthToken:     s.token,
+		IDEInfo:       s.id.IDE,
+		PID:           os.Getpid(),
+	}
+}
+
 // publish (re)writes the discovery file for the current identity.
 func (s *Server) publish() Info {
 	s.mu.Lock()
@@ -319,13 +331,7 @@ func (s *Server) publish() Info {
 		// Close has removed the file (or is about to); never write one after.
 		return Info{Port: s.port, AuthToken: s.token, IDEPID: s.id.IDEPID, DiscoveryErr: errors.New("companion closed")}
 	}
-	f := discovery.File{
-		Port:          s.port,
-		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
-		AuthToken:     s.token,
-		IDEInfo:       s.id.IDE,
-		PID:           os.Getpid(),
-	}
+	f := s.fileLocked()
 	if removed, err := discovery.RemoveStale(s.opts.DiscoveryDir, discovery.Alive); err != nil {
 		s.log.Debug().Err(err).Msg("stale discovery files")
 	} else if len(removed) > 0 {
@@ -366,13 +372,7 @@ func (s *Server) SetWorkspace(folders []string) Info {
 func (s *Server) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := discovery.File{
-		Port:          s.port,
-		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
-		AuthToken:     s.token,
-		IDEInfo:       s.id.IDE,
-		PID:           os.Getpid(),
-	}
+	f := s.fileLocked()
 	return Info{
 		Port:          s.port,
 		AuthToken:     s.token,
