@@ -105,9 +105,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("write preload: %w", err)
 	}
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	env := append(os.Environ(), o.Env...)
+	if err := prepareHistory(ctx, dir, env); err != nil {
+		fmt.Fprintf(logw, "gemini-a2a-mcp: could not prepare the agent's history repository (%v); the server will make it itself\n", err)
+	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
-	env := append(os.Environ(), o.Env...)
 	nodeOpts := "--require " + quoteNodeOpt(pin)
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok && v != "" {
@@ -129,10 +136,6 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s := &Server{cmd: cmd, tmp: tmp, done: make(chan struct{})}
 	port := make(chan string, 1)
-	logw := o.Log
-	if logw == nil {
-		logw = io.Discard
-	}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)

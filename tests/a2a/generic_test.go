@@ -3,9 +3,12 @@
 package a2a_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -112,6 +115,18 @@ func TestTwoSessionsAndLargeEdit(t *testing.T) {
 		if got, _ := readFile(t, p); got != c {
 			t.Fatalf("%s has %d bytes; want %d", p, len(got), len(c))
 		}
+	}
+	// Both first edits went through the one shadow repository made before
+	// the server started; the server never had to create it (which is where
+	// two tasks race and one fails).
+	sum := sha256.Sum256([]byte(sb.ws))
+	repo := filepath.Join(sb.home, ".gemini", "history", hex.EncodeToString(sum[:]))
+	out, err := exec.Command("git", "--git-dir", filepath.Join(repo, ".git"), "log", "--format=%s", "main").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the agent's history repository: %v: %s", err, out)
+	}
+	if n := strings.Count(string(out), "Initial commit"); n != 1 {
+		t.Fatalf("history has %d initial commits; want 1:\n%s", n, out)
 	}
 }
 
