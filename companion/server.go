@@ -382,6 +382,21 @@ func (s *Server) Info() Info {
 	}
 }
 
+// WorkspaceFolders returns the editor's workspace folders as last set.
+func (s *Server) WorkspaceFolders() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.id.Workspace)
+}
+
+// DiffShown reports whether a proposal for path is on screen in the editor
+// now. Unlike Status it costs no stop of the world, so it suits callers
+// that ask on every event.
+func (s *Server) DiffShown(path string) bool {
+	_, ok := s.diffs.Get(path)
+	return ok
+}
+
 // Status is a summary for health checks and status lines.
 type Status = protocol.Status
 

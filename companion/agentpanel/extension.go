@@ -1,8 +1,6 @@
 package agentpanel
 
 import (
-	"slices"
-
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
@@ -20,12 +18,12 @@ func Extension(logger zerolog.Logger) editorlink.Extension {
 			return New(Options{
 				Conn:      peer,
 				Context:   s.Engine().Snapshot,
-				Workspace: func() []string { return s.Status().WorkspaceFolders },
+				Workspace: s.WorkspaceFolders,
 				DiffBusy: func(path string) bool {
 					if d := peer.PluginCapabilities().Diff; d != nil && !*d {
 						return true // the plugin shows no diffs: ask in the panel
 					}
-					return slices.Contains(s.Status().OpenDiffs, path)
+					return s.DiffShown(path)
 				},
 				Logf: func(format string, args ...any) { logger.Info().Msgf(format, args...) },
 			})
