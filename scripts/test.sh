@@ -92,6 +92,9 @@ sublime_tests() {
 	(cd plugins/sublime && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" "$py" tests/run.py)
 }
 
+fuzz_log="$(mktemp "${TMPDIR:-/tmp}/fuzz-log.XXXXXX")"
+trap 'rm -f "$fuzz_log" "$fuzz_log.failed"' EXIT
+
 fuzz_briefly() {
 	local list=scripts/fuzz-targets.txt
 	[[ -f "$list" ]] || return 0
@@ -99,7 +102,19 @@ fuzz_briefly() {
 	while read -r pkg target; do
 		[[ -z "$pkg" || "$pkg" == \#* ]] && continue
 		echo "fuzz $pkg $target"
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s "$pkg" || return 1
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s "$pkg" 2>&1 | tee "$fuzz_log"; then
+			# Keep what failed, and the input, for the summary at the end.
+			{
+				echo "fuzz $pkg $target failed:"
+				grep -v '^fuzz: elapsed' "$fuzz_log" | tail -n 40
+				for f in $(git status --porcelain --untracked-files=all -- "$pkg/testdata/fuzz/$target" | awk '{print $2}'); do
+					echo "input $f:"
+					head -c 4000 "$f"
+					echo
+				done
+			} >"$fuzz_log.failed"
+			return 1
+		fi
 	done <"$list"
 }
 
@@ -156,6 +171,7 @@ want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 
 echo
+[[ -s "$fuzz_log.failed" ]] && cat "$fuzz_log.failed"
 if ((failed > 0)); then
 	echo "failed: ${failures[*]}"
 fi

@@ -18,6 +18,9 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/wirecheck"
 )
 
+// stepWait bounds each of the fuzz function's three waits.
+const stepWait = 3 * time.Second
+
 // asksShutdown reports whether input holds a line that could be a shutdown
 // request, the one thing after which the sidecar may stop answering.
 func asksShutdown(input []byte) bool {
@@ -39,6 +42,10 @@ func asksShutdown(input []byte) bool {
 // not panic, must write only well-formed JSON-RPC lines, must answer the
 // status/get (unless the input asked it to shut down), and must stop
 // cleanly when the editor closes the link.
+//
+// Each wait is bounded by stepWait, and the three together stay under the
+// 10 s after which Go's fuzzing engine kills a worker without saying why:
+// a sidecar that hangs fails here with what it was waiting for.
 func FuzzEditorLink(f *testing.F) {
 	dir := f.TempDir()
 	ws := f.TempDir()
@@ -98,8 +105,8 @@ func FuzzEditorLink(f *testing.F) {
 				if err != nil {
 					t.Errorf("ServeEditorLink: %v", err)
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the sidecar did not stop within 10 s of its input closing")
+			case <-time.After(stepWait):
+				t.Fatalf("the sidecar did not stop within %s of its input closing", stepWait)
 			}
 			<-checked
 		}
@@ -109,9 +116,9 @@ func FuzzEditorLink(f *testing.F) {
 		}
 		select {
 		case <-initialized:
-		case <-time.After(10 * time.Second):
+		case <-time.After(stepWait):
 			finish()
-			t.Fatalf("no answer to initialize: %v", bad)
+			t.Fatalf("no answer to initialize within %s: %v", stepWait, bad)
 		}
 		wrote := make(chan struct{})
 		go func() {
@@ -127,9 +134,9 @@ func FuzzEditorLink(f *testing.F) {
 			if !asksShutdown(input) {
 				t.Fatalf("the sidecar stopped without being asked to; output problems: %v", bad)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(stepWait):
 			finish()
-			t.Fatal("no answer to status/get after the input")
+			t.Fatalf("no answer to status/get within %s after the input", stepWait)
 		}
 		finish()
 		<-wrote
