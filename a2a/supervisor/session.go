@@ -122,7 +122,7 @@ func (ss *Session) apply(u agent.Update) bool {
 		return u.Final
 	case a2a.TaskStateFailed, a2a.TaskStateRejected:
 		ss.status = Failed
-		ss.errText = u.Text
+		ss.errText = explainFailure(u.Text)
 		ss.notify()
 		return true
 	}
@@ -407,4 +407,16 @@ func (ss *Session) Peek() Snapshot {
 	s := ss.snapshotLocked()
 	ss.progress = keep
 	return s
+}
+
+// explainFailure adds what to do to the failures of the A2A server that
+// have a known cause outside the task.
+func explainFailure(text string) string {
+	if strings.Contains(text, "Failed to initialize checkpointing") && strings.Contains(text, "lock") {
+		// Server 0.25.2 creates its shadow Git repository for a workspace
+		// at the first edit; two tasks doing that at once collide. The
+		// repository exists now, so the same task started again works.
+		return text + " (two tasks made their first edit in this workspace at the same moment and the A2A server's history repository was being created by both; it exists now: start the task again)"
+	}
+	return text
 }
