@@ -73,6 +73,17 @@ p.kill()
 	}
 	leaf, _ := strconv.Atoi(strings.TrimSpace(line))
 	t.Cleanup(func() { syscall.Kill(leaf, syscall.SIGKILL) })
+	// $! names the child as soon as bash forks it; until it has exec'd
+	// sleep it is still a bash, which the walk would take for the shell.
+	for {
+		out, err := exec.Command("ps", "-o", "command=", "-p", strconv.Itoa(leaf)).Output()
+		if err != nil {
+			t.Fatalf("the leaf process %d is gone: %v", leaf, err)
+		}
+		if strings.HasPrefix(strings.TrimSpace(string(out)), "sleep") {
+			break
+		}
+	}
 
 	got, err := IDEPID(editor.Process.Pid)
 	if err != nil {

@@ -232,7 +232,11 @@ Signal an error when it fails."
        (when (and (eq conn gemini-companion-link--conn)
                   (eq gemini-companion-link--state 'starting))
          (if err
-             (unless (equal (plist-get err :code) -1) ; died: see --on-exit
+             ;; A sidecar that died (even before `initialize' could be
+             ;; written to it) is reported by --on-exit, with its last words.
+             (unless (or (equal (plist-get err :code) -1)
+                         (and gemini-companion-link--proc
+                              (not (process-live-p gemini-companion-link--proc))))
                (setq gemini-companion-link-last-error
                      (format "gemini-ide-companion refused initialize: %s" (plist-get err :message)))
                (gemini-companion-link-stop)

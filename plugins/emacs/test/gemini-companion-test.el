@@ -517,6 +517,33 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
       (should (eq (gemini-companion-link-state) 'stopped))
       (should-not (timerp gemini-companion-link--timer)))))
 
+(ert-deftest gemini-companion-test-sidecar-dead-before-initialize ()
+  "A sidecar gone before `initialize' is written is reported as failing to start."
+  (gemini-companion-test-with-dir dir
+    (let* ((script (expand-file-name "broken-sidecar" dir))
+           (gemini-companion-sidecar-program script)
+           (send (symbol-function 'jsonrpc-async-request))
+           (messages nil) (err nil))
+      (write-region "#!/bin/sh\necho 'boom: bad flag' >&2\nexit 2\n" nil script)
+      (set-file-modes script #o755)
+      (cl-letf (((symbol-function 'gemini-companion-link-message)
+                 (lambda (_level text) (push text messages)))
+                ;; As on a loaded machine: the process has exited by the
+                ;; time the request is written to it.
+                ((symbol-function 'jsonrpc-async-request)
+                 (lambda (&rest args)
+                   ;; Spin without reading output, so that no sentinel runs
+                   ;; before the write fails.
+                   (let ((deadline (+ (float-time) 10)))
+                     (while (and (process-live-p gemini-companion-link--proc)
+                                 (< (float-time) deadline))))
+                   (apply send args))))
+        (gemini-companion-link-start (lambda (e) (setq err e)))
+        (gemini-companion-test-wait "the failure" (lambda () err)))
+      (should (string-match-p "failed to start (boom: bad flag)" err))
+      (should (equal messages (list err)))
+      (should (eq (gemini-companion-link-state) 'stopped)))))
+
 (ert-deftest gemini-companion-test-restart-policy ()
   "Restarts follow the policy's delays and limit; the texts are the policy's."
   (let ((gemini-companion-link--policy
