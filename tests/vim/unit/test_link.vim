@@ -113,6 +113,29 @@ def g:Test_a_sidecar_that_cannot_start_says_why()
   assert_equal('stopped', link.State().status)
 enddef
 
+def g:Test_a_sidecar_that_dies_at_once_is_reported_with_its_last_words()
+  # Whether Vim sees it die before or after initialize is written to it,
+  # the user is told it failed to start, and why; it is not restarted.
+  var script = tempname()
+  writefile(['#!/bin/sh', "echo 'boom: bad flag' >&2", 'exit 2'], script)
+  setfperm(script, 'rwx------')
+  var saved = g:gemini_companion.sidecar
+  g:gemini_companion.sidecar = script
+  # (No closure over a variable declared in the loop: Vim 9.0.1378
+  # crashes on that.)
+  var errs: list<string> = []
+  for n in range(5)
+    link.Start((e) => {
+      add(errs, e)
+    })
+    g:GicWait(() => len(errs) > n, 'the failure, try ' .. (n + 1))
+    assert_match('failed to start (exit code 2: boom: bad flag)', errs[n])
+    g:GicWait(() => link.State().status == 'stopped', 'the stopped state')
+    assert_equal([], link.State().restarts)
+  endfor
+  g:gemini_companion.sidecar = saved
+enddef
+
 def g:Test_gives_up_after_max_restarts_with_the_sidecars_text()
   Start()
   var r = link.Policy().restart

@@ -71,7 +71,9 @@ def SendRequest(method: string, params: any, Cb: func)
   var id = next_id
   next_id += 1
   pending[id] = Cb
-  if !Send({jsonrpc: '2.0', id: id, method: method, params: params})
+  # Send's job_status() runs OnExit when it finds the job dead, and OnExit
+  # has then answered every pending request already.
+  if !Send({jsonrpc: '2.0', id: id, method: method, params: params}) && has_key(pending, id)
     remove(pending, id)
     Cb({code: -32000, message: 'the sidecar is not running'}, null)
   endif
@@ -211,6 +213,13 @@ def OnExit(gen: number, j: job, code: number)
   var sig = job_info(j).termsig
   sig = string(get({hup: 1, int: 2, quit: 3, abrt: 6, kill: 9, segv: 11, term: 15}, tolower(sig), sig))
   var reason = code == -1 && sig != "''" ? 'signal ' .. trim(sig, "'") : 'exit code ' .. code
+  if empty(state.stderr)
+    # exit_cb can come before err_cb has had the last lines: read them.
+    try
+      state.stderr = split(ch_readraw(j, {part: 'err', timeout: 100}), "\n")[-5 :]
+    catch
+    endtry
+  endif
   if !empty(state.stderr)
     reason ..= ': ' .. state.stderr[-1]
   endif
@@ -263,7 +272,9 @@ def Spawn(path: string)
     exit_cb: function(OnExit, [gen]),
     stoponexit: 'term',
   })
-  if job_status(job) != 'run'
+  # 'fail': it could not be run at all. One that ran and died at once
+  # ('dead') is reported by OnExit, with its exit code and last words.
+  if job_status(job) == 'fail'
     state.status = 'stopped'
     Fail('cannot run ' .. path)
     return
@@ -287,6 +298,11 @@ def Spawn(path: string)
       return
     endif
     if !empty(err) || type(result) != v:t_dict
+      if job_status(job) == 'dead'
+        # It died, maybe before initialize was written to it: OnExit
+        # reports that, with its last words.
+        return
+      endif
       Fail('gemini-ide-companion refused initialize: ' .. get(err, 'message', 'no result'))
       Stop()
       return
