@@ -113,7 +113,8 @@ type sandbox struct {
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	root := t.TempDir()
-	s := &sandbox{root: root, home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp"), sock: "install-" + filepath.Base(root)}
+	// t.TempDir is <test's own dir>/001: the test's folder makes the name unique.
+	s := &sandbox{root: root, home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp"), sock: "install-" + filepath.Base(filepath.Dir(root))}
 	for _, d := range []string{s.home, s.tmp} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -158,7 +159,7 @@ func (s *sandbox) tmux(args ...string) ([]byte, error) {
 func (s *sandbox) window(t *testing.T, name, dir, command string) string {
 	t.Helper()
 	args := []string{"new-window", "-d", "-t", "main", "-n", name, "-c", dir, command}
-	if _, err := s.tmux("has-session"); err != nil {
+	if _, err := s.tmux("has-session", "-t", "main"); err != nil {
 		args = []string{"new-session", "-d", "-x", "120", "-y", "40", "-s", "main", "-n", name, "-c", dir, command}
 	}
 	if out, err := s.tmux(args...); err != nil {

@@ -4,7 +4,10 @@ vim9script
 
 # The diff tab of path: its two windows' buffers, texts and diff flags.
 def g:GicDiffTab(path: string): dict<any>
-  var out: dict<any> = {found: false, tabs: tabpagenr('$'), current_buf: bufnr()}
+  # Until the tab exists the fields read empty, so that a condition polled
+  # on them is false rather than an error.
+  var out: dict<any> = {found: false, tabs: tabpagenr('$'), current_buf: bufnr(),
+    diff: [], left: [], right: [], state: {}}
   for tab in range(1, tabpagenr('$'))
     var bufs = tabpagebuflist(tab)
     var wins = gettabinfo(tab)[0].windows
