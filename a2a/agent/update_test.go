@@ -17,7 +17,7 @@ func confirmationEvent(name string, args, details map[string]any) *a2a.TaskStatu
 	}
 	return &a2a.TaskStatusUpdateEvent{
 		TaskID: "t1", ContextID: "c1",
-		Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.DataPart{Data: data}}}},
+		Status:   a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.DataPart{Data: data}}}},
 		Metadata: map[string]any{"coderAgent": map[string]any{"kind": KindConfirmation}},
 	}
 }
