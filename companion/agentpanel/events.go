@@ -190,7 +190,13 @@ func toolCall(tc *agent.ToolCall, original *string) *ToolCall {
 			desc = tc.Name
 		}
 		cr.GenericDetails = &GenericDetails{Description: desc, Urls: c.URLs}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, "Allow always"}, {OutcomeCancel, "Deny"}}
+		always := "Allow always"
+		if tc.Name == "web_fetch" {
+			// Server 0.25.2 takes "always" on a web fetch as switching the
+			// task to auto-edit: its later file edits are not asked either.
+			always = "Allow always (this conversation's file edits will no longer be asked either)"
+		}
+		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, always}, {OutcomeCancel, "Deny"}}
 	}
 	out.ConfirmationRequest = cr
 	return out

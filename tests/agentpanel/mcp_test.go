@@ -24,7 +24,8 @@ type confirmation struct {
 	ToolName   string `json:"toolName"`
 	Request    *struct {
 		Options []struct {
-			ID string `json:"id"`
+			ID   string `json:"id"`
+			Name string `json:"name"`
 		} `json:"options"`
 		McpDetails *struct {
 			ServerName      string `json:"serverName"`
@@ -195,6 +196,7 @@ func TestLinkWebFetch(t *testing.T) {
 
 	fetch := func(t *testing.T, outcome string) confirmation {
 		t.Helper()
+		before := hits.Load()
 		w.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
 		if outcome != "cancel" {
 			// A denied call ends the turn without asking the model again.
@@ -213,7 +215,7 @@ func TestLinkWebFetch(t *testing.T) {
 		if got := c.optionIDs(); got != "proceed_once,proceed_always,cancel" {
 			t.Fatalf("options = %s", got)
 		}
-		if hits.Load() != 0 {
+		if hits.Load() != before {
 			t.Fatal("the page was fetched before the user answered")
 		}
 		lp.wait(t, from, "state", stateIs("waiting"))
@@ -234,6 +236,27 @@ func TestLinkWebFetch(t *testing.T) {
 		fetch(t, "proceed_once")
 		if !testkit.Poll(5*time.Second, func() bool { return hits.Load() > 0 }) {
 			t.Fatal("the allowed fetch never reached the page")
+		}
+	})
+	// The A2A server 0.25.2 takes "allow always" on a web fetch as
+	// switching the task to auto-edit: later file edits of the same task
+	// are no longer asked. The panel's option says so.
+	t.Run("AllowedAlwaysStopsAskingForEdits", func(t *testing.T) {
+		c := fetch(t, "proceed_always")
+		if name := c.Request.Options[1].Name; !strings.Contains(name, "file edits will no longer be asked") {
+			t.Fatalf("the allow-always option %q does not say that edits stop being asked", name)
+		}
+		path := w.path("unasked.txt")
+		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "written unasked\n"}))
+		w.fake.Reply(fakegemini.Text("Wrote it."))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "write unasked.txt"}); err != nil {
+			t.Fatal(err)
+		}
+		_, after := lp.wait(t, from, "text", func(e event) bool { return e.Text == "Wrote it." })
+		lp.wait(t, after, "state", stateIs("idle"))
+		if n, got := lp.asked(from), func() string { s, _ := w.read(t, "unasked.txt"); return s }(); n != 0 || got != "written unasked\n" {
+			t.Fatalf("after allowing a web fetch always, the edit asked %d times and wrote %q: the server changed; update the option's name", n, got)
 		}
 	})
 }
