@@ -105,12 +105,13 @@ func withNotesServer(t *testing.T, w *world) string {
 	return notes
 }
 
-// TestLinkMCPTool runs an MCP server's tool through the panel against the
-// real A2A server: the confirmation names the MCP server and the tool and
-// offers the server's four outcomes; denied, the tool does not run;
-// "allow this tool always", it runs, and the next call of it, in the next
-// turn, runs without asking.
-func TestLinkMCPTool(t *testing.T) {
+// TestLinkMCPAndInfo runs the server's MCP and "info" confirmations through
+// the panel against the real A2A server (one server for both, to save a
+// start). An MCP server's tool: the confirmation names the MCP server and
+// the tool and offers the server's four outcomes; denied, the tool does not
+// run; "allow this tool always", it runs, and the next call of it, in the
+// next turn, runs without asking. Then a web fetch (webFetch).
+func TestLinkMCPAndInfo(t *testing.T) {
 	w := newWorld(t)
 	notes := withNotesServer(t, w)
 	lp := startLinkPanel(t, w)
@@ -124,7 +125,7 @@ func TestLinkMCPTool(t *testing.T) {
 		return from
 	}
 
-	t.Run("Denied", func(t *testing.T) {
+	t.Run("MCPDenied", func(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "never"}))
 		from := prompt(t, "note never")
 		c := lp.waitConfirmation(t, from)
@@ -146,7 +147,7 @@ func TestLinkMCPTool(t *testing.T) {
 		}
 	})
 
-	t.Run("AllowToolAlways", func(t *testing.T) {
+	t.Run("MCPAllowToolAlways", func(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "first"}))
 		w.fake.Reply(fakegemini.Text("Noted."))
 		from := prompt(t, "note first")
@@ -177,13 +178,14 @@ func TestLinkMCPTool(t *testing.T) {
 			t.Fatalf("notes.txt = %q; want the second call to have run unasked", got)
 		}
 	})
+	t.Run("WebFetch", func(t *testing.T) { webFetch(t, w, lp) })
 }
 
-// TestLinkWebFetch covers the server's "info" confirmations with the one
-// that can be triggered offline: web_fetch of a page on 127.0.0.1 served by
+// webFetch covers the server's "info" confirmations with the one that can
+// be triggered offline: web_fetch of a page on 127.0.0.1 served by
 // the test. The panel shows it as GenericDetails with the URL; denied, the
 // page is never fetched; allowed once, it is.
-func TestLinkWebFetch(t *testing.T) {
+func webFetch(t *testing.T, w *world, lp *linkPanel) {
 	var hits atomic.Int32
 	page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		hits.Add(1)
@@ -191,8 +193,6 @@ func TestLinkWebFetch(t *testing.T) {
 	}))
 	t.Cleanup(page.Close)
 	url := page.URL + "/notes"
-	w := newWorld(t)
-	lp := startLinkPanel(t, w)
 
 	fetch := func(t *testing.T, outcome string) confirmation {
 		t.Helper()
