@@ -338,15 +338,23 @@ func (ss *Session) Respond(answer string) (string, error) {
 	default:
 		return "", fmt.Errorf("session %s is %s and cannot take an answer", ss.id, status)
 	}
+	note := ""
 	if outcome == "proceed_always" && tc.Confirmation != nil && tc.Confirmation.Type == "mcp" {
 		// The server remembers "always" for an MCP tool only as
 		// proceed_always_tool (or _server); plain proceed_always is once.
 		outcome = "proceed_always_tool"
 	}
+	if outcome == "proceed_always" && tc.Name == "web_fetch" {
+		// Server 0.25.2 takes "always" on a web fetch as switching the
+		// task to auto-edit: its file edits would stop coming as
+		// decisions. The supervisor keeps them: approve this fetch once.
+		outcome = "proceed_once"
+		note = " (once: \"always\" on a web fetch would also stop this task's file edits from being asked)"
+	}
 	switch outcome {
 	case "proceed_once", "proceed_always", "proceed_always_tool", "cancel":
 		ss.turn(agent.ConfirmMessage(taskID, contextID, tc.CallID, outcome), nil)
-		return fmt.Sprintf("%s %s", tc.Name, map[string]string{"proceed_once": "approved", "proceed_always": "approved (always)", "proceed_always_tool": "approved (always, this tool)", "cancel": "denied"}[outcome]), nil
+		return fmt.Sprintf("%s %s%s", tc.Name, map[string]string{"proceed_once": "approved", "proceed_always": "approved (always)", "proceed_always_tool": "approved (always, this tool)", "cancel": "denied"}[outcome], note), nil
 	case "modify":
 		c := tc.Confirmation
 		if c != nil && c.Type == "edit" && c.FilePath != "" && !strings.HasPrefix(strings.ToLower(rest), "instruction:") {

@@ -135,6 +135,42 @@ func TestSuperviseMCPTool(t *testing.T) {
 		}
 	})
 
+	// "approved_always" on a web fetch is approved once: on the server it
+	// would switch the task to auto-edit, and the supervisor would no
+	// longer see the task's file edits as decisions.
+	t.Run("WebFetchAlwaysKeepsEditDecisions", func(t *testing.T) {
+		var hits atomic.Int32
+		page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			_, _ = rw.Write([]byte("<html><body>page</body></html>"))
+		}))
+		defer page.Close()
+		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
+		sb.fake.Reply(fakegemini.Text("Fetched."))
+		sid := start(t, "read the page")
+		b.waitStatus(t, sid, "waiting")
+		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
+		if note, _ := ack["note"].(string); !strings.Contains(note, "once") {
+			t.Fatalf("respond = %v; want a note that the fetch was approved once", ack)
+		}
+		b.waitStatus(t, sid, "complete")
+		if hits.Load() == 0 {
+			t.Fatal("the approved fetch never reached the page")
+		}
+		path := filepath.Join(sb.ws, "after-fetch.txt")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "now write the file"})
+		st, _ := b.waitStatus(t, sid, "waiting")
+		if d, _ := st["decision"].(map[string]any); d["type"] != "file_edit" || d["path"] != path {
+			t.Fatalf("decision = %v; want the edit asked", d)
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
+		b.waitStatus(t, sid, "complete")
+		if _, exists := readFile(t, path); exists {
+			t.Fatal("the denied edit was written")
+		}
+	})
+
 	// Last: the server remembers "always" for the whole process.
 	t.Run("ApprovedAlways", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "always"}))
