@@ -45,18 +45,34 @@ type ToolCall struct {
 	Output string
 }
 
-// Confirmation is what a tool call needs approved.
+// Confirmation is what a tool call needs approved: the server's
+// confirmationDetails. Which fields are set depends on Type.
 type Confirmation struct {
 	// Type: edit, exec, mcp, info.
-	Type     string
-	Title    string
-	FileName string
-	FilePath string
-	FileDiff string
-	// NewContent is the file's content after the edit.
+	Type  string
+	Title string
+	// FileName, FilePath, FileDiff and NewContent describe an edit;
+	// NewContent is the file's content after it.
+	FileName   string
+	FilePath   string
+	FileDiff   string
 	NewContent string
-	Command    string
-	Prompt     string
+	// Command is an exec's shell command.
+	Command string
+	// Prompt is what an info confirmation asks (a web fetch's prompt with
+	// its URLs, a skill's description, ...).
+	Prompt string
+	// URLs are the addresses an info confirmation (a web fetch) would reach.
+	URLs []string
+	// ServerName is the MCP server (its name in the agent's settings) and
+	// ToolName the tool's own name on that server, for an mcp confirmation.
+	// The call's ToolCall.Name is the agent's name for the tool, which is
+	// "server__tool" when two servers offer the same tool.
+	ServerName string
+	ToolName   string
+	// ToolDisplayName is how the agent shows the tool, e.g.
+	// "append_line (notes MCP Server)".
+	ToolDisplayName string
 }
 
 // Parse reads an A2A event into an Update.
@@ -154,6 +170,14 @@ func toolCall(d map[string]any) *ToolCall {
 			Type: str(cd, "type"), Title: str(cd, "title"),
 			FileName: str(cd, "fileName"), FilePath: str(cd, "filePath"), FileDiff: str(cd, "fileDiff"),
 			NewContent: str(cd, "newContent"), Command: str(cd, "command"), Prompt: str(cd, "prompt"),
+			ServerName: str(cd, "serverName"), ToolName: str(cd, "toolName"), ToolDisplayName: str(cd, "toolDisplayName"),
+		}
+		if urls, ok := cd["urls"].([]any); ok {
+			for _, u := range urls {
+				if s, ok := u.(string); ok {
+					tc.Confirmation.URLs = append(tc.Confirmation.URLs, s)
+				}
+			}
 		}
 	}
 	if r, ok := d["response"].(map[string]any); ok {

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"strings"
 	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 )
 
 // The supervisor's words map to the A2A server's outcomes; a modified file's
@@ -32,5 +34,26 @@ func TestCheckpointRaceFailureSaysWhatToDo(t *testing.T) {
 	}
 	if got := explainFailure("model quota exceeded"); got != "model quota exceeded" {
 		t.Fatalf("an unrelated failure changed: %q", got)
+	}
+}
+
+// An MCP tool's decision names the server, the tool and the arguments; an
+// info confirmation (a web fetch) keeps its title, prompt and URLs. Both are
+// checkpoints, as the bridge's contract has no other type for them.
+func TestDecisionForMCPAndInfo(t *testing.T) {
+	d := decisionFor(&agent.ToolCall{CallID: "c1", Name: "append_line", Args: map[string]any{"text": "hi"},
+		Confirmation: &agent.Confirmation{Type: "mcp", ServerName: "notes", ToolName: "append_line"}})
+	if d.Type != "checkpoint" || d.Kind != "mcp" || d.Server != "notes" || d.ServerTool != "append_line" || d.Tool != "append_line" ||
+		d.Description != `call MCP tool append_line on server notes with {"text":"hi"}` || d.Args["text"] != "hi" {
+		t.Fatalf("mcp decision = %+v", d)
+	}
+	d = decisionFor(&agent.ToolCall{CallID: "c2", Name: "web_fetch", Args: map[string]any{"prompt": "get http://127.0.0.1:9/p"},
+		Confirmation: &agent.Confirmation{Type: "info", Title: "Confirm Web Fetch", Prompt: "get http://127.0.0.1:9/p", URLs: []string{"http://127.0.0.1:9/p"}}})
+	if d.Type != "checkpoint" || d.Kind != "info" || d.Description != "web_fetch Confirm Web Fetch get http://127.0.0.1:9/p" || len(d.URLs) != 1 || d.Server != "" {
+		t.Fatalf("info decision = %+v", d)
+	}
+	d = decisionFor(&agent.ToolCall{CallID: "c3", Name: "run_shell_command", Confirmation: &agent.Confirmation{Type: "exec", Command: "ls"}})
+	if d.Type != "shell_command" || d.Kind != "exec" || d.Command != "ls" || d.Args != nil {
+		t.Fatalf("exec decision = %+v", d)
 	}
 }

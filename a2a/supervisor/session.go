@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -187,6 +188,7 @@ func decisionFor(tc *agent.ToolCall) *Decision {
 	if c == nil {
 		c = &agent.Confirmation{}
 	}
+	d.Kind = c.Type
 	switch c.Type {
 	case "edit":
 		d.Type, d.Path, d.Diff = "file_edit", c.FilePath, c.FileDiff
@@ -195,8 +197,22 @@ func decisionFor(tc *agent.ToolCall) *Decision {
 	case "exec":
 		d.Type, d.Command = "shell_command", c.Command
 		d.Description = "run shell command: " + c.Command
+	case "mcp":
+		// An MCP server's tool: name the server and the tool, and show the
+		// arguments, which are all there is to judge the call by.
+		d.Type, d.Server, d.ServerTool, d.Args = "checkpoint", c.ServerName, c.ToolName, tc.Args
+		if d.ServerTool == "" {
+			d.ServerTool = tc.Name
+		}
+		d.Description = fmt.Sprintf("call MCP tool %s on server %s", d.ServerTool, d.Server)
+		if len(tc.Args) > 0 {
+			if b, err := json.Marshal(tc.Args); err == nil {
+				d.Description += " with " + string(b)
+			}
+		}
+		d.Options = []string{"approved", "approved_always", "denied", "modify: …"}
 	default:
-		d.Type = "checkpoint"
+		d.Type, d.Args, d.URLs = "checkpoint", tc.Args, c.URLs
 		d.Description = strings.TrimSpace(fmt.Sprintf("%s %s %s", tc.Name, c.Title, c.Prompt))
 		if tc.Name == "read_file" || tc.Name == "read_many_files" || tc.Name == "glob" {
 			d.Type = "file_read"
@@ -322,10 +338,23 @@ func (ss *Session) Respond(answer string) (string, error) {
 	default:
 		return "", fmt.Errorf("session %s is %s and cannot take an answer", ss.id, status)
 	}
+	note := ""
+	if outcome == "proceed_always" && tc.Confirmation != nil && tc.Confirmation.Type == "mcp" {
+		// The server remembers "always" for an MCP tool only as
+		// proceed_always_tool (or _server); plain proceed_always is once.
+		outcome = "proceed_always_tool"
+	}
+	if outcome == "proceed_always" && tc.Name == "web_fetch" {
+		// Server 0.25.2 takes "always" on a web fetch as switching the
+		// task to auto-edit: its file edits would stop coming as
+		// decisions. The supervisor keeps them: approve this fetch once.
+		outcome = "proceed_once"
+		note = " (once: \"always\" on a web fetch would also stop this task's file edits from being asked)"
+	}
 	switch outcome {
-	case "proceed_once", "proceed_always", "cancel":
+	case "proceed_once", "proceed_always", "proceed_always_tool", "cancel":
 		ss.turn(agent.ConfirmMessage(taskID, contextID, tc.CallID, outcome), nil)
-		return fmt.Sprintf("%s %s", tc.Name, map[string]string{"proceed_once": "approved", "proceed_always": "approved (always)", "cancel": "denied"}[outcome]), nil
+		return fmt.Sprintf("%s %s%s", tc.Name, map[string]string{"proceed_once": "approved", "proceed_always": "approved (always)", "proceed_always_tool": "approved (always, this tool)", "cancel": "denied"}[outcome], note), nil
 	case "modify":
 		c := tc.Confirmation
 		if c != nil && c.Type == "edit" && c.FilePath != "" && !strings.HasPrefix(strings.ToLower(rest), "instruction:") {

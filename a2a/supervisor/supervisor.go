@@ -54,6 +54,19 @@ type Decision struct {
 	Path        string   `json:"path,omitempty"`
 	Diff        string   `json:"diff,omitempty"`
 	Command     string   `json:"command,omitempty"`
+	// Kind is the agent's own confirmation type: edit, exec, mcp, info.
+	Kind string `json:"kind,omitempty"`
+	// Server is the MCP server (its name in the agent's settings) and
+	// ServerTool the tool's own name on it, for an MCP tool call; Tool is
+	// the agent's name for the call ("server__tool" when two servers offer
+	// the same tool).
+	Server     string `json:"server,omitempty"`
+	ServerTool string `json:"server_tool,omitempty"`
+	// Args are the call's arguments, for MCP and other tools whose
+	// description does not show them.
+	Args map[string]any `json:"args,omitempty"`
+	// URLs are the addresses a web fetch would reach.
+	URLs []string `json:"urls,omitempty"`
 }
 
 // Snapshot is what a status call returns.

@@ -107,15 +107,23 @@ type FileDiff struct {
 	FormattedDiff string  `json:"formattedDiff,omitempty"`
 }
 
-// McpDetails is the RFC's McpDetails.
+// McpDetails is the RFC's McpDetails: the MCP server (its name in the
+// agent's settings) and the tool's own name on it.
 type McpDetails struct {
 	ServerName string `json:"serverName"`
 	ToolName   string `json:"toolName"`
+	// ToolDisplayName (extension) is how the agent shows the tool, e.g.
+	// "append_line (notes MCP Server)".
+	ToolDisplayName string `json:"toolDisplayName,omitempty"`
 }
 
-// GenericDetails is the RFC's GenericDetails.
+// GenericDetails is the RFC's GenericDetails, for the server's "info"
+// confirmations (a web fetch, a skill, a remote agent, any other tool).
 type GenericDetails struct {
+	// Description is the confirmation's title and prompt.
 	Description string `json:"description"`
+	// Urls (extension) are the addresses a web fetch would reach.
+	Urls []string `json:"urls,omitempty"`
 }
 
 // Outcomes the server takes for a confirmation.
@@ -168,16 +176,27 @@ func toolCall(tc *agent.ToolCall, original *string) *ToolCall {
 		cr.ExecuteDetails = &ExecuteDetails{Command: c.Command}
 		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, "Allow always"}, {OutcomeCancel, "Deny"}}
 	case "mcp":
-		server, _ := tc.Args["serverName"].(string)
-		cr.McpDetails = &McpDetails{ServerName: server, ToolName: tc.Name}
+		// The server and the tool's own name are in the confirmation
+		// details; the call's name is the agent's (maybe "server__tool").
+		tool := c.ToolName
+		if tool == "" {
+			tool = tc.Name
+		}
+		cr.McpDetails = &McpDetails{ServerName: c.ServerName, ToolName: tool, ToolDisplayName: c.ToolDisplayName}
 		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlwaysTool, "Allow this tool always"}, {OutcomeAlwaysSrv, "Allow this server always"}, {OutcomeCancel, "Deny"}}
 	default:
 		desc := strings.TrimSpace(strings.Join([]string{c.Title, c.Prompt}, "\n"))
 		if desc == "" {
 			desc = tc.Name
 		}
-		cr.GenericDetails = &GenericDetails{Description: desc}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, "Allow always"}, {OutcomeCancel, "Deny"}}
+		cr.GenericDetails = &GenericDetails{Description: desc, Urls: c.URLs}
+		always := "Allow always"
+		if tc.Name == "web_fetch" {
+			// Server 0.25.2 takes "always" on a web fetch as switching the
+			// task to auto-edit: its later file edits are not asked either.
+			always = "Allow always (this conversation's file edits will no longer be asked either)"
+		}
+		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, always}, {OutcomeCancel, "Deny"}}
 	}
 	out.ConfirmationRequest = cr
 	return out

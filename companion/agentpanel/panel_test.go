@@ -128,6 +128,34 @@ func TestToolCallMapping(t *testing.T) {
 	}
 }
 
+// An MCP tool's confirmation names the server and the tool from the
+// server's confirmation details (not from the tool's arguments) and offers
+// the four MCP outcomes; an info confirmation (a web fetch) becomes
+// GenericDetails with its title, prompt and URLs.
+func TestToolCallMappingMCPAndInfo(t *testing.T) {
+	mcpCall := toolCall(&agent.ToolCall{CallID: "c3", Name: "notes__append_line", Status: "awaiting_approval",
+		Args: map[string]any{"serverName": "not-this", "text": "hi"},
+		Confirmation: &agent.Confirmation{Type: "mcp", Title: "Confirm MCP Tool Execution", ServerName: "notes",
+			ToolName: "append_line", ToolDisplayName: "append_line (notes MCP Server)"}}, nil)
+	md := mcpCall.ConfirmationRequest.McpDetails
+	if md == nil || md.ServerName != "notes" || md.ToolName != "append_line" || md.ToolDisplayName != "append_line (notes MCP Server)" {
+		t.Fatalf("mcp details = %+v", md)
+	}
+	var ids []string
+	for _, o := range mcpCall.ConfirmationRequest.Options {
+		ids = append(ids, o.ID)
+	}
+	if strings.Join(ids, ",") != "proceed_once,proceed_always_tool,proceed_always_server,cancel" {
+		t.Fatalf("mcp options = %v", ids)
+	}
+	info := toolCall(&agent.ToolCall{CallID: "c4", Name: "web_fetch", Status: "awaiting_approval",
+		Confirmation: &agent.Confirmation{Type: "info", Title: "Confirm Web Fetch", Prompt: "summarize http://127.0.0.1:9/p", URLs: []string{"http://127.0.0.1:9/p"}}}, nil)
+	gd := info.ConfirmationRequest.GenericDetails
+	if gd == nil || gd.Description != "Confirm Web Fetch\nsummarize http://127.0.0.1:9/p" || len(gd.Urls) != 1 || gd.Urls[0] != "http://127.0.0.1:9/p" {
+		t.Fatalf("info details = %+v", gd)
+	}
+}
+
 // A task's history replays as the panel showed it: the user's prompt
 // without the editor context, thoughts, text, and each tool call once, in
 // its last state.

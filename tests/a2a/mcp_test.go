@@ -1,0 +1,195 @@
+package a2a_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+)
+
+// withNotesServer builds the test's MCP server (appendmcp: one tool,
+// append_line, appending to a file) and names it "notes" in the sandbox's
+// Gemini settings. It returns the file the tool appends to. Call it before
+// startAgent.
+func (sb *sandbox) withNotesServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "appendmcp")
+	build := exec.Command("go", "build", "-o", bin, "./appendmcp")
+	build.Dir = here()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+	notes := filepath.Join(sb.ws, "notes.txt")
+	settings, err := json.Marshal(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"general":    map[string]any{"disableAutoUpdate": true},
+		"mcpServers": map[string]any{"notes": map[string]any{"command": bin, "args": []string{"-file", notes}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sb.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return notes
+}
+
+// TestSuperviseMCPTool: a task whose model calls an MCP server's tool waits
+// on a decision naming the server and the tool with its arguments; denied,
+// the tool does not run; approved, it runs; approved_always, it runs and a
+// later task's call of it runs without a decision. A web fetch (the
+// server's "info" confirmation) shows its URL and, denied, never fetches.
+func TestSuperviseMCPTool(t *testing.T) {
+	sb := newSandbox(t)
+	notes := sb.withNotesServer(t)
+	srv := sb.startAgent(t)
+	b := startBridge(t, nil, "--agent", srv.URL, "--timeout", "90s")
+
+	start := func(t *testing.T, task string) string {
+		t.Helper()
+		out := b.ok(t, "gemini_task_start", map[string]any{"task": task})
+		sid, _ := out["session_id"].(string)
+		if sid == "" {
+			t.Fatalf("no session_id in %v", out)
+		}
+		return sid
+	}
+	decision := func(t *testing.T, sid, text string) string {
+		t.Helper()
+		st, _ := b.waitStatus(t, sid, "waiting")
+		d, _ := st["decision"].(map[string]any)
+		args, _ := d["args"].(map[string]any)
+		if d["type"] != "checkpoint" || d["kind"] != "mcp" || d["server"] != "notes" || d["server_tool"] != "append_line" ||
+			d["tool"] != "append_line" || args["text"] != text {
+			t.Fatalf("decision = %v; want the MCP tool append_line of server notes with text %q", d, text)
+		}
+		desc, _ := d["description"].(string)
+		if !strings.Contains(desc, "append_line") || !strings.Contains(desc, "notes") || !strings.Contains(desc, text) {
+			t.Fatalf("description %q does not name the tool, the server and the argument", desc)
+		}
+		return desc
+	}
+	notesText := func(t *testing.T) string {
+		t.Helper()
+		got, _ := readFile(t, notes)
+		return got
+	}
+
+	t.Run("Denied", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "no"}))
+		sid := start(t, "note no")
+		decision(t, sid, "no")
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
+		b.waitStatus(t, sid, "complete")
+		if _, exists := readFile(t, notes); exists {
+			t.Fatalf("the denied MCP tool ran: %q", notesText(t))
+		}
+	})
+
+	t.Run("Approved", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "yes"}))
+		sb.fake.Reply(fakegemini.Text("Noted."))
+		sid := start(t, "note yes")
+		decision(t, sid, "yes")
+		if notesText(t) != "" {
+			t.Fatal("the MCP tool ran before approval")
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+		st, _ := b.waitStatus(t, sid, "complete")
+		if got := notesText(t); got != "yes\n" {
+			t.Fatalf("notes = %q after approval", got)
+		}
+		if !strings.Contains(st["result"].(string), "Noted.") {
+			t.Fatalf("result = %v", st["result"])
+		}
+	})
+
+	t.Run("WebFetchDenied", func(t *testing.T) {
+		var hits atomic.Int32
+		page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			_, _ = rw.Write([]byte("<html><body>page</body></html>"))
+		}))
+		defer page.Close()
+		url := page.URL + "/p"
+		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
+		sid := start(t, "read the page")
+		st, _ := b.waitStatus(t, sid, "waiting")
+		d, _ := st["decision"].(map[string]any)
+		urls, _ := d["urls"].([]any)
+		if d["type"] != "checkpoint" || d["kind"] != "info" || d["tool"] != "web_fetch" || len(urls) != 1 || urls[0] != url ||
+			!strings.Contains(d["description"].(string), "Confirm Web Fetch") {
+			t.Fatalf("decision = %v; want a web fetch of %s", d, url)
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
+		b.waitStatus(t, sid, "complete")
+		if n := hits.Load(); n != 0 {
+			t.Fatalf("the denied fetch reached the page %d times", n)
+		}
+	})
+
+	// "approved_always" on a web fetch is approved once: on the server it
+	// would switch the task to auto-edit, and the supervisor would no
+	// longer see the task's file edits as decisions.
+	t.Run("WebFetchAlwaysKeepsEditDecisions", func(t *testing.T) {
+		var hits atomic.Int32
+		page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			_, _ = rw.Write([]byte("<html><body>page</body></html>"))
+		}))
+		defer page.Close()
+		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
+		sb.fake.Reply(fakegemini.Text("Fetched."))
+		sid := start(t, "read the page")
+		b.waitStatus(t, sid, "waiting")
+		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
+		if note, _ := ack["note"].(string); !strings.Contains(note, "once") {
+			t.Fatalf("respond = %v; want a note that the fetch was approved once", ack)
+		}
+		b.waitStatus(t, sid, "complete")
+		if hits.Load() == 0 {
+			t.Fatal("the approved fetch never reached the page")
+		}
+		path := filepath.Join(sb.ws, "after-fetch.txt")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "now write the file"})
+		st, _ := b.waitStatus(t, sid, "waiting")
+		if d, _ := st["decision"].(map[string]any); d["type"] != "file_edit" || d["path"] != path {
+			t.Fatalf("decision = %v; want the edit asked", d)
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
+		b.waitStatus(t, sid, "complete")
+		if _, exists := readFile(t, path); exists {
+			t.Fatal("the denied edit was written")
+		}
+	})
+
+	// Last: the server remembers "always" for the whole process.
+	t.Run("ApprovedAlways", func(t *testing.T) {
+		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "always"}))
+		sb.fake.Reply(fakegemini.Text("Noted always."))
+		sid := start(t, "note always")
+		decision(t, sid, "always")
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
+		b.waitStatus(t, sid, "complete")
+		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "unasked"}))
+		sb.fake.Reply(fakegemini.Text("Noted unasked."))
+		sid = start(t, "note unasked")
+		st, progress := b.waitStatus(t, sid, "complete")
+		for _, p := range progress {
+			if strings.HasPrefix(p, "decision") {
+				t.Fatalf("the tool approved always asked again: %q", progress)
+			}
+		}
+		if got := notesText(t); got != "yes\nalways\nunasked\n" || !strings.Contains(st["result"].(string), "Noted unasked.") {
+			t.Fatalf("notes = %q, result %v; want the second call to have run unasked", got, st["result"])
+		}
+	})
+}
