@@ -370,16 +370,28 @@ func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supe
 		defer wg.Done()
 		token := req.Params.GetProgressToken()
 		n := 0.0
+		send := func(p supervisor.Progress) {
+			n++
+			msg := p.Kind + ": " + p.Text
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+		}
 		for {
 			select {
-			case <-done:
-				return
 			case <-ctx.Done():
 				return
 			case p := <-ch:
-				n++
-				msg := p.Kind + ": " + p.Text
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+				send(p)
+			case <-done:
+				// The turn settled: what it reported before that still goes
+				// out, ahead of the tool's result.
+				for {
+					select {
+					case p := <-ch:
+						send(p)
+					default:
+						return
+					}
+				}
 			}
 		}
 	}()

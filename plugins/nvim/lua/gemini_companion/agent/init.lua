@@ -102,19 +102,44 @@ local function fetch_commands()
   end)
 end
 
--- What a confirmation asks, in words.
-local function describe(tool)
-  local cr = tool.confirmationRequest or {}
-  if cr.executeDetails then
-    return "run `" .. cr.executeDetails.command .. "`"
-  elseif cr.fileEditDetails then
-    return "edit " .. vim.fn.fnamemodify(cr.fileEditDetails.filePath, ":~:.")
-  elseif cr.mcpDetails then
-    return ("call %s of MCP server %s"):format(cr.mcpDetails.toolName, cr.mcpDetails.serverName)
-  elseif cr.genericDetails then
-    return cr.genericDetails.description
+-- The arguments of a call, as JSON cut to a line's worth.
+local function arguments(params)
+  if type(params) ~= "table" or next(params) == nil then
+    return ""
   end
-  return "use " .. tostring(tool.toolName)
+  local ok, text = pcall(vim.fn.json_encode, params)
+  if not ok then
+    return ""
+  end
+  if #text > 200 then
+    text = text:sub(1, 199) .. "…"
+  end
+  return " with " .. text
+end
+
+--- What a confirmation asks, in words, on one line.
+function M.describe(tool)
+  local cr = tool.confirmationRequest or {}
+  local text
+  if cr.executeDetails then
+    text = "run `" .. cr.executeDetails.command .. "`"
+  elseif cr.fileEditDetails then
+    text = "edit " .. vim.fn.fnamemodify(cr.fileEditDetails.filePath, ":~:.")
+  elseif cr.mcpDetails then
+    -- An MCP tool does whatever its server makes of the arguments: show them.
+    text = ("call %s of MCP server %s"):format(cr.mcpDetails.toolName, cr.mcpDetails.serverName)
+      .. arguments(tool.inputParameters)
+  elseif cr.genericDetails then
+    local g = cr.genericDetails
+    if type(g.urls) == "table" and #g.urls > 0 then
+      text = "fetch " .. table.concat(g.urls, ", ")
+    else
+      text = tostring(g.description)
+    end
+  else
+    text = "use " .. tostring(tool.toolName)
+  end
+  return (text:gsub("%s*\n%s*", " — "))
 end
 
 --- Asks the user to answer a pending tool call (allow once / always / deny).
@@ -126,7 +151,7 @@ function M.ask(id)
   end
   local options = tool.confirmationRequest.options or {}
   vim.ui.select(options, {
-    prompt = "Gemini agent wants to " .. describe(tool) .. ":",
+    prompt = "Gemini agent wants to " .. M.describe(tool) .. ":",
     format_item = function(o)
       return o.name
     end,
