@@ -177,7 +177,7 @@ func (r *replayer) run(steps []transcript.Step) {
 			r.play(where, r.subst(r.object(s)).(map[string]any))
 		case "user":
 			afterUser = true
-			u := r.userStep(s)
+			u := s.User()
 			r.user(where, u.Action, u.Content)
 		case "restart":
 			afterUser = false
@@ -270,36 +270,18 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 // carries the id of the sidecar request it answers. It also returns what
 // the placeholders matched.
 func (r *replayer) match(want, got map[string]any) (string, []transcript.Capture) {
-	w := make(map[string]any, len(want))
-	for k, v := range want {
-		w[k] = v
-	}
-	if isResponse(want) {
-		if !isResponse(got) {
-			return "want a reply", nil
-		}
+	return transcript.MatchMessage(want, got, func(id any) string {
 		// "<id>": the earliest request of the sidecar not answered yet.
-		ok := false
 		for i, p := range r.fromSc {
 			if want["id"] == "<id>" && i == 0 || reflect.DeepEqual(p.tid, want["id"]) {
-				ok = reflect.DeepEqual(p.rid, got["id"])
+				if reflect.DeepEqual(p.rid, id) {
+					return ""
+				}
 				break
 			}
 		}
-		if !ok {
-			return fmt.Sprintf("id %v does not answer the request the transcript answers (open: %v)", got["id"], r.fromSc), nil
-		}
-		delete(w, "id")
-	} else if isRequest(want) {
-		if !isRequest(got) {
-			return "want a request", nil
-		}
-		w["id"] = "<id>"
-	} else if _, has := got["id"]; has {
-		return "want a notification", nil
-	}
-	_, caps, why := transcript.Match(w, got, transcript.IsID)
-	return why, caps
+		return fmt.Sprintf("id %v does not answer the request the transcript answers (open: %v)", id, r.fromSc)
+	})
 }
 
 // inject makes the plugin send want through sidecar.request/notify and
@@ -776,7 +758,7 @@ func (r *replayer) userFirst(steps []transcript.Step, i int) {
 			var open int
 			r.nv.LuaJSON(r.t, &open, `return #require("gemini_companion.diff").paths()`)
 			if open > 0 {
-				u := r.userStep(s)
+				u := s.User()
 				r.t.Logf("step %d: the user's %s reaches the plugin before diff/close (the transcript's reply says the view was gone)", j+1, u.Action)
 				r.user(fmt.Sprintf("step %d", j+1), u.Action, u.Content)
 				r.done[j] = true
@@ -784,14 +766,4 @@ func (r *replayer) userFirst(steps []transcript.Step, i int) {
 		}
 		return
 	}
-}
-
-// userStep decodes a user step.
-func (r *replayer) userStep(s transcript.Step) transcript.User {
-	r.t.Helper()
-	u, err := s.User()
-	if err != nil {
-		r.t.Fatalf("transcript: %v", err)
-	}
-	return u
 }

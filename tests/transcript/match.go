@@ -221,3 +221,37 @@ func SubstituteValue(v any, vars map[string]string) any {
 	}
 	return v
 }
+
+// MatchMessage matches a message the plugin sent (got) against a plugin
+// line (want) under the id rules of the README: the two must be of one
+// kind (request, reply, notification); a request's id is any id the
+// sender chose; a reply's id must answer the request the line answers,
+// which answers decides (it returns why not, or ""). It returns why got
+// does not match, or "", and what the placeholders matched.
+func MatchMessage(want, got map[string]any, answers func(id any) string) (string, []Capture) {
+	w := make(map[string]any, len(want))
+	for k, v := range want {
+		w[k] = v
+	}
+	switch {
+	case IsResponse(want):
+		if !IsResponse(got) {
+			return "want a reply", nil
+		}
+		if why := answers(got["id"]); why != "" {
+			return why, nil
+		}
+		delete(w, "id")
+	case IsRequest(want):
+		if !IsRequest(got) {
+			return "want a request", nil
+		}
+		w["id"] = ID
+	default:
+		if _, has := got["id"]; has {
+			return "want a notification", nil
+		}
+	}
+	_, caps, why := Match(w, got, IsID)
+	return why, caps
+}

@@ -131,7 +131,7 @@ func (r *replayer) run(steps []transcript.Step) {
 			if j := userRacingClose(steps, i, msg); j >= 0 {
 				// The user decides as the CLI closes the view: in this
 				// editor that is the decision first, then the close.
-				u := r.userStep(steps[j])
+				u := steps[j].User()
 				r.user(fmt.Sprintf("step %d", j+1), u.Action, u.Content)
 				r.done[j] = true
 				afterUser = true
@@ -139,7 +139,7 @@ func (r *replayer) run(steps []transcript.Step) {
 			r.play(where, r.subst(msg).(map[string]any))
 		case "user":
 			if !r.done[i] {
-				u := r.userStep(s)
+				u := s.User()
 				r.user(where, u.Action, u.Content)
 			}
 			afterUser = true
@@ -273,31 +273,12 @@ func (r *replayer) next(where string, want map[string]any) map[string]any {
 // match is matches plus the id rules: a request's id is the plugin's own;
 // a reply carries the id of the earliest unanswered sidecar request.
 func (r *replayer) match(want, got map[string]any) (string, []transcript.Capture) {
-	w := make(map[string]any, len(want))
-	for k, v := range want {
-		w[k] = v
-	}
-	switch {
-	case isResponse(want):
-		if !isResponse(got) {
-			return "want a reply", nil
+	return transcript.MatchMessage(want, got, func(id any) string {
+		if len(r.fromSc) == 0 || !reflect.DeepEqual(r.fromSc[0], id) {
+			return fmt.Sprintf("reply id %v, want %v (the earliest open sidecar request)", id, r.fromSc)
 		}
-		if len(r.fromSc) == 0 || !reflect.DeepEqual(r.fromSc[0], got["id"]) {
-			return fmt.Sprintf("reply id %v, want %v (the earliest open sidecar request)", got["id"], r.fromSc), nil
-		}
-		delete(w, "id")
-	case isRequest(want):
-		if !isRequest(got) {
-			return "want a request", nil
-		}
-		w["id"] = "<id>"
-	default:
-		if _, has := got["id"]; has {
-			return "want a notification", nil
-		}
-	}
-	_, caps, why := transcript.Match(w, got, transcript.IsID)
-	return why, caps
+		return ""
+	})
 }
 
 // play sends a sidecar message, then checks what the user sees of it.
@@ -448,14 +429,4 @@ func (r *replayer) finish() {
 		held, _ := json.Marshal(r.held)
 		r.t.Errorf("the plugin sent messages no transcript line expects: %s", held)
 	}
-}
-
-// userStep decodes a user step.
-func (r *replayer) userStep(s transcript.Step) transcript.User {
-	r.t.Helper()
-	u, err := s.User()
-	if err != nil {
-		r.t.Fatalf("transcript: %v", err)
-	}
-	return u
 }
