@@ -66,7 +66,7 @@ func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini, termina
 	}
 	e := &Emacs{socket: filepath.Join(sockDir, "e2e"), log: filepath.Join(sb.TmpDir, "sidecar.log")}
 	init := filepath.Join(sb.TmpDir, "init.el")
-	text := fmt.Sprintf(initEl, quote(sockDir), quote(pluginDir(t)), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
+	text := fmt.Sprintf(initEl, quote(sockDir), quote(testkit.PluginDir(t, "emacs")), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
 	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -218,21 +218,11 @@ func endToEnd(t *testing.T, terminal string) {
 	gemini := tmuxdrive.GeminiBin(t)
 	sb := testkit.NewSandbox(t)
 	api := fakegemini.Start(t)
-	file := filepath.Join(sb.Workspace, "app.py")
-	if err := os.WriteFile(file, []byte("def main():\n    print('hello')\n    return 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
+	file := sb.WriteFile(t, "app.py", "def main():\n    print('hello')\n    return 0\n")
 	// No SSH_CONNECTION: in a container the environment the package gets
 	// from the sidecar (terminal/env) must lead the CLI to 127.0.0.1, as it
 	// does for users.
-	kept := env[:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
-			kept = append(kept, kv)
-		}
-	}
-	env = kept
+	env := tmuxdrive.EditorEnv(t, sb.Env(), sb.Home, sb.TmpDir, api.URL)
 	em := startEmacs(t, sb, env, gemini, terminal, "app.py")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
 

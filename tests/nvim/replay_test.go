@@ -433,7 +433,7 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 			env = r.envChanged
 		}
 		var last string
-		if !poll(waitTimeout, func() bool {
+		if !testkit.Poll(waitTimeout, func() bool {
 			data, _ := os.ReadFile(r.envFile)
 			last = string(data)
 			if !strings.HasSuffix(last, "\nEND\n") {
@@ -698,7 +698,7 @@ func TestPolicyComesFromTheSidecar(t *testing.T) {
 	requireNvim(t)
 	r := newReplayer(t)
 	nv := r.nv
-	file := writeFile(t, r.sb, "sel.txt", "1234567890abcdef\n")
+	file := r.sb.WriteFile(t, "sel.txt", "1234567890abcdef\n")
 	policy := map[string]any{
 		"restart":  map[string]any{"delaysMs": []any{10.0}, "windowMs": 60000.0, "maxRestarts": 1.0},
 		"limits":   map[string]any{"maxSelectionBytes": 8.0},
