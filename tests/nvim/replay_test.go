@@ -31,31 +31,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// transcripts lists the shared transcripts a plugin replays and the
-// plugin's own.
-func transcripts(t *testing.T) []string {
-	files, err := transcript.ForPlugins(testkit.ModuleRoot(t), filepath.Join(testkit.ModuleRoot(t), "tests", "nvim", "testdata", "transcripts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestTranscriptReplay replays every transcript against the plugin in a
 // headless Neovim.
 func TestTranscriptReplay(t *testing.T) {
 	requireNvim(t)
-	for _, path := range transcripts(t) {
-		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		t.Run(name, func(t *testing.T) {
-			tr, err := transcript.Parse(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newReplayer(t)
-			r.run(tr.Steps)
-		})
-	}
+	transcript.RunPlugin(t, "tests/nvim/testdata/transcripts", func(t *testing.T, steps []transcript.Step) {
+		newReplayer(t).run(steps)
+	})
 }
 
 // pendingReq is a request one side sent that the other has yet to answer.
@@ -90,24 +72,15 @@ type replayer struct {
 }
 
 func newReplayer(t *testing.T) *replayer {
-	sb := testkit.NewSandbox(t)
-	relays := transcript.ListenRelays(t, "gicrp")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ${file} exists when a replay starts; ${file2} and ${file3} do not.
-	vars, err := transcript.Workspace(sb.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replayer{t: t, sb: sb, relays: relays, nextID: 1000, vars: vars, last: map[string]any{}, done: map[int]bool{}}
-	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+relays.Sock)
+	st := transcript.NewStandIn(t, "gicrp")
+	sb := st.SB
+	r := &replayer{t: t, sb: sb, relays: st.Relays, nextID: 1000, vars: st.Vars, last: map[string]any{}, done: map[int]bool{}}
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+st.Relays.Sock)
 	// The CLI :GeminiCli starts writes its environment down.
 	r.envFile = filepath.Join(sb.TmpDir, "cli-env.txt")
 	script := "{ echo; env; echo END; } > '" + r.envFile + "'; exec cat"
 	r.nv = startNvim(t, sb, Options{NoBinary: true, Env: env, Setup: map[string]any{
-		"sidecar":  map[string]any{"cmd": self, "build": false},
+		"sidecar":  map[string]any{"cmd": st.Sidecar, "build": false},
 		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}, "position": "bottom", "start_insert": false},
 	}})
 	r.accept()

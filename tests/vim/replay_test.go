@@ -32,30 +32,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// transcripts lists the shared transcripts a plugin replays (names not
-// starting with "sidecar-") and, until those are in, the plugin's own.
-func transcripts(t *testing.T) []string {
-	root := testkit.ModuleRoot(t)
-	files, err := transcript.ForPlugins(root, filepath.Join(root, "tests", "vim", "transcripts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestTranscriptReplay replays every transcript against the plugin in a
 // headless Vim.
 func TestTranscriptReplay(t *testing.T) {
 	requireVim(t)
-	for _, path := range transcripts(t) {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".jsonl"), func(t *testing.T) {
-			tr, err := transcript.Parse(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			newReplayer(t).run(tr.Steps)
-		})
-	}
+	transcript.RunPlugin(t, "tests/vim/transcripts", func(t *testing.T, steps []transcript.Step) {
+		newReplayer(t).run(steps)
+	})
 }
 
 type replayer struct {
@@ -77,23 +60,15 @@ type replayer struct {
 }
 
 func newReplayer(t *testing.T) *replayer {
-	sb := testkit.NewSandbox(t)
-	relays := transcript.ListenRelays(t, "gicvr")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars, err := transcript.Workspace(sb.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replayer{t: t, sb: sb, relays: relays, nextID: 1000, vars: vars, last: map[string]any{}, done: map[int]bool{}}
+	st := transcript.NewStandIn(t, "gicvr")
+	sb := st.SB
+	r := &replayer{t: t, sb: sb, relays: st.Relays, nextID: 1000, vars: st.Vars, last: map[string]any{}, done: map[int]bool{}}
 	// The CLI :GeminiCli opens writes its environment down.
 	r.envFile = filepath.Join(sb.TmpDir, "cli-env.txt")
 	script := "env > '" + r.envFile + ".tmp' && mv '" + r.envFile + ".tmp' '" + r.envFile + "'; exec cat"
 	r.v = startVim(t, sb, Options{
-		Env:    testkit.WithEnv(sb.Env(), "HOME="+sb.Home, relayEnv+"="+relays.Sock),
-		Config: map[string]any{"sidecar": self, "cli": []string{"sh", "-c", script}},
+		Env:    testkit.WithEnv(sb.Env(), "HOME="+sb.Home, relayEnv+"="+st.Relays.Sock),
+		Config: map[string]any{"sidecar": st.Sidecar, "cli": []string{"sh", "-c", script}},
 	})
 	return r
 }

@@ -4,121 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 )
 
-// This file holds what the editor suites (tests/nvim, tests/vim,
-// tests/emacs) share of their harness: where the plugin is, files in the
-// workspace, the headless editor process, what a failure shows of the
-// sidecar, and waiting for what the CLI sees of the editor.
-
-// PluginDir is plugins/<name> in this checkout.
-func PluginDir(t testing.TB, name string) string {
-	return filepath.Join(ModuleRoot(t), "plugins", name)
-}
-
-// WriteFile writes content to name inside the workspace (making its
-// folders) and returns its path.
-func (sb *Sandbox) WriteFile(t testing.TB, name, content string) string {
-	t.Helper()
-	p := filepath.Join(sb.Workspace, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// SidecarLogTail is the last 30 lines of the sidecar's log file at path
-// as a failure message shows them, or "" when there is no log.
-func SidecarLogTail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return fmt.Sprintf("--- sidecar log (tail):\n%s\n", strings.Join(lines, "\n"))
-}
-
-// Process is a program a test runs without a terminal (a headless
-// editor): its output is kept for failure messages and its exit watched.
-type Process struct {
-	Cmd *exec.Cmd
-	// Output is what it wrote on stdout and stderr.
-	Output *SyncBuffer
-	exited chan struct{}
-}
-
-// StartProcess starts cmd (Dir, Env and Stdin set by the caller) with
-// its stdout and stderr in Output.
-func StartProcess(t testing.TB, cmd *exec.Cmd) *Process {
-	t.Helper()
-	p := &Process{Cmd: cmd, Output: &SyncBuffer{}, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.Output, p.Output
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", filepath.Base(cmd.Path), err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	return p
-}
-
-// Exited is closed when the process has exited.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// HasExited reports whether the process has exited.
-func (p *Process) HasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// WaitOrKill waits up to timeout for the process to exit (after the test
-// asked it to, as a user quits); when it does not, the test fails with
-// diagnostics() and the process is killed.
-func (p *Process) WaitOrKill(t testing.TB, timeout time.Duration, diagnostics func() string) {
-	select {
-	case <-p.exited:
-	case <-time.After(timeout):
-		t.Errorf("%s did not exit within %v of being asked to; killing it\n%s", filepath.Base(p.Cmd.Path), timeout, diagnostics())
-		_ = p.Cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// WaitContains waits up to timeout until one of texts() (the messages an
-// editor showed so far, what a terminal shows) contains substr, and
-// returns it.
-func WaitContains(timeout time.Duration, texts func() []string, substr string) (string, bool) {
-	var found string
-	ok := Poll(timeout, func() bool {
-		for _, m := range texts() {
-			if strings.Contains(m, substr) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	return found, ok
-}
+// What the CLI sees of an editor under test: its connection, its diffs
+// and the context the editor sends.
 
 // Connect waits for the sidecar's discovery file and connects a CLI to it.
 func Connect(t testing.TB, sb *Sandbox, timeout time.Duration) *CLI {
