@@ -127,3 +127,16 @@ func alive(procs []proc) []proc {
 	}
 	return out
 }
+
+// Descendants returns pid and every live process below it.
+func Descendants(pid int) []int {
+	children := map[int][]int{}
+	for _, s := range readStats() {
+		children[s.ppid] = append(children[s.ppid], s.pid)
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}

@@ -16,3 +16,6 @@ func PIDAlive(pid int) bool { return len(alive([]proc{{pid: pid}})) > 0 }
 // GroupAlive reports whether the process pgid runs: without /proc the
 // other members of its group are not known.
 func GroupAlive(pgid int) bool { return PIDAlive(pgid) }
+
+// Descendants returns pid: without /proc its descendants are not known.
+func Descendants(pid int) []int { return []int{pid} }
