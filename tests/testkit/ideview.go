@@ -127,6 +127,7 @@ func OpenPaths(c idectx.IdeContext) []string {
 
 // Active describes the active file a test waits for in the CLI's context.
 type Active struct {
+	// Path is the active file's path.
 	Path      string
 	Line, Col int     // Line 0: any cursor
 	Selection *string // nil: none expected
@@ -151,6 +152,7 @@ func (a Active) Matches(c idectx.IdeContext) bool {
 	return f.SelectedText != nil && *f.SelectedText == *a.Selection
 }
 
+// String says what a test waits for, for failure messages.
 func (a Active) String() string {
 	sel := "none"
 	if a.AnySel {

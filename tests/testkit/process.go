@@ -10,6 +10,7 @@ import (
 // Process is a program a test runs without a terminal (a headless
 // editor): its output is kept for failure messages and its exit watched.
 type Process struct {
+	// Cmd is the command as started.
 	Cmd *exec.Cmd
 	// Output is what it wrote on stdout and stderr.
 	Output *SyncBuffer
