@@ -66,7 +66,7 @@ func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini, termina
 	}
 	e := &Emacs{socket: filepath.Join(sockDir, "e2e"), log: filepath.Join(sb.TmpDir, "sidecar.log")}
 	init := filepath.Join(sb.TmpDir, "init.el")
-	text := fmt.Sprintf(initEl, quote(sockDir), quote(pluginDir(t)), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
+	text := fmt.Sprintf(initEl, quote(sockDir), quote(testkit.PluginDir(t, "emacs")), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
 	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -126,49 +126,6 @@ func tail(path string) string {
 	return string(data)
 }
 
-// descendants returns pid and every process below it (from /proc).
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, de := range entries {
-		p, err := strconv.Atoi(de.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", de.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], p)
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
-}
-
-// running reports whether pid is a live (not zombie) process.
-func running(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
 // latestActive is the active file of the last context the observer got.
 func latestActive(t testing.TB, cli *testkit.CLI) *idectx.File {
 	notes := cli.All("ide/contextUpdate")
@@ -214,26 +171,12 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 
 func endToEnd(t *testing.T, terminal string) {
 	requireEmacs(t)
-	tmuxdrive.Require(t)
-	gemini := tmuxdrive.GeminiBin(t)
-	sb := testkit.NewSandbox(t)
-	api := fakegemini.Start(t)
-	file := filepath.Join(sb.Workspace, "app.py")
-	if err := os.WriteFile(file, []byte("def main():\n    print('hello')\n    return 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
-	// No SSH_CONNECTION: in a container the environment the package gets
-	// from the sidecar (terminal/env) must lead the CLI to 127.0.0.1, as it
-	// does for users.
-	kept := env[:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
-			kept = append(kept, kv)
-		}
-	}
-	env = kept
-	em := startEmacs(t, sb, env, gemini, terminal, "app.py")
+	// No SSH_CONNECTION in e.Env: in a container the environment the
+	// package gets from the sidecar (terminal/env) must lead the CLI to
+	// 127.0.0.1, as it does for users.
+	e := testkit.StartE2E(t)
+	sb, api, file := e.SB, e.API, e.File
+	em := startEmacs(t, sb, e.Env, e.Gemini, terminal, "app.py")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
 
 	// M-x gemini-companion-cli, as a user types it.
@@ -264,19 +207,7 @@ func endToEnd(t *testing.T, terminal string) {
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": proposed}))
 	em.pane.Type(t, "Make it greet the world")
 	reqs := api.WaitRequests(t, 1, cliTimeout)
-	c, ok := reqs[0].EditorContext()
-	if !ok {
-		t.Fatalf("the model request carries no editor context:\n%s", reqs[0].Text())
-	}
-	if c.ActiveFile == nil || c.ActiveFile.Path != file {
-		t.Fatalf("editor context %+v does not name %s as the active file", c, file)
-	}
-	if c.ActiveFile.Cursor == nil || c.ActiveFile.Cursor.Line != 3 {
-		t.Errorf("editor context cursor = %+v, want line 3", c.ActiveFile.Cursor)
-	}
-	if c.ActiveFile.SelectedText != selection {
-		t.Errorf("editor context selection = %q, want %q", c.ActiveFile.SelectedText, selection)
-	}
+	e.CheckRequestContext(t, reqs[0], file, 3, selection)
 
 	// The proposal opens, selected, with hunks as smerge conflicts; the
 	// user adds a line and accepts with C-c C-c.
@@ -300,10 +231,7 @@ func endToEnd(t *testing.T, terminal string) {
 	em.WaitEval(t, "the proposal closed, the CLI selected again, app.py reverted", fmt.Sprintf(`(and (null (gemini-companion-diff-views))
   (eq (window-buffer (selected-window)) gemini-companion--cli-buffer)
   (equal (with-current-buffer (get-file-buffer %s) (buffer-string)) %s))`, quote(file), quote(accepted)), waitTimeout)
-	reqs = api.WaitRequests(t, 2, cliTimeout)
-	if fr := reqs[1].FunctionResponses(); len(fr) == 0 || fr[len(fr)-1].Name != "write_file" {
-		t.Errorf("the second request carries no write_file result: %+v", fr)
-	}
+	e.CheckToolResultSent(t, cliTimeout)
 
 	// A second change, rejected with C-c C-k.
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "print('gone')\n"}))
@@ -312,17 +240,12 @@ func endToEnd(t *testing.T, terminal string) {
 	em.pane.Keys(t, "C-c", "C-k")
 	em.WaitEval(t, "the proposal closed", `(null (gemini-companion-diff-views))`, waitTimeout)
 	em.pane.WaitFor(t, "Request cancelled", cliTimeout)
-	if data, _ := os.ReadFile(file); string(data) != accepted {
-		t.Errorf("after the rejection the file holds %q, want it untouched", data)
-	}
-	if n := len(api.Requests()); n != 3 {
-		t.Errorf("%d model requests, want 3 (the rejection ends the turn)", n)
-	}
+	e.CheckRejected(t, accepted)
 
 	// C-x C-c: Emacs ends the CLI it started and the sidecar.
 	cliPID, _ := strconv.Atoi(em.Eval(t, `(process-id (get-buffer-process gemini-companion--cli-buffer))`))
 	sidecarPID, _ := strconv.Atoi(em.Eval(t, `(process-id gemini-companion-link--proc)`))
-	procs := append(descendants(cliPID), sidecarPID)
+	procs := append(tmuxdrive.Descendants(cliPID), sidecarPID)
 	if len(procs) < 2 || cliPID == 0 || sidecarPID == 0 {
 		t.Fatalf("no CLI (%d) or sidecar (%d) process", cliPID, sidecarPID)
 	}
@@ -340,7 +263,7 @@ func endToEnd(t *testing.T, terminal string) {
 	}
 	if !testkit.Poll(waitTimeout, func() bool {
 		for _, p := range procs {
-			if running(p) {
+			if tmuxdrive.PIDAlive(p) {
 				return false
 			}
 		}
@@ -348,7 +271,7 @@ func endToEnd(t *testing.T, terminal string) {
 	}) {
 		var left []int
 		for _, p := range procs {
-			if running(p) {
+			if tmuxdrive.PIDAlive(p) {
 				left = append(left, p)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +22,8 @@ func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
 	sb := testkit.NewSandbox(t)
-	a := filepath.Join(sb.Workspace, "a.txt")
-	b := filepath.Join(sb.Workspace, "b.txt")
-	for _, f := range []string{a, b} {
-		if err := os.WriteFile(f, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := sb.WriteFile(t, "a.txt", "one\ntwo\nthree\n")
+	b := sb.WriteFile(t, "b.txt", "one\ntwo\nthree\n")
 	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
 	em := startEmacs(t, sb, env, "gemini", "auto", "a.txt", "b.txt")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)

@@ -22,7 +22,7 @@ func TestERT(t *testing.T) {
 		"HOME="+sb.Home,
 		"GIC_BINARY="+testkit.Binary(t),
 		"GEMINI_COMPANION_TRANSCRIPTS="+strings.Join(dirs, string(os.PathListSeparator)))
-	args := []string{"-L", pluginDir(t)}
+	args := []string{"-L", testkit.PluginDir(t, "emacs")}
 	// Debian's elpa-vterm, for the test of the CLI in vterm (batch Emacs
 	// with -Q does not load site packages).
 	vterm, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/vterm-[0-9]*")
@@ -30,7 +30,7 @@ func TestERT(t *testing.T) {
 		args = append(args, "-L", vterm[len(vterm)-1])
 	}
 	out, err := runBatch(t, env, append(args,
-		"-l", filepath.Join(pluginDir(t), "test", "gemini-companion-test.el"),
+		"-l", filepath.Join(testkit.PluginDir(t, "emacs"), "test", "gemini-companion-test.el"),
 		"-f", "ert-run-tests-batch-and-exit")...)
 	summary := ertSummary(out)
 	if err != nil || summary == "" {
@@ -97,8 +97,8 @@ func TestPackageLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runBatch(t, testkit.WithEnv(os.Environ(), "HOME="+t.TempDir()),
-		"-L", pluginDir(t), "-L", dir,
-		"--eval", "(setq default-directory "+quote(pluginDir(t)+"/")+")",
+		"-L", testkit.PluginDir(t, "emacs"), "-L", dir,
+		"--eval", "(setq default-directory "+quote(testkit.PluginDir(t, "emacs")+"/")+")",
 		"-l", script)
 	if err != nil {
 		t.Fatalf("the lint run failed: %v\n%s", err, out)

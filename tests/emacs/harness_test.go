@@ -17,6 +17,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/transcript"
 )
 
 // waitTimeout bounds waiting for something Emacs or the sidecar does.
@@ -25,16 +26,7 @@ const waitTimeout = 20 * time.Second
 // requireEmacs returns the emacs executable, or fails (CI) / skips.
 func requireEmacs(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("emacs")
-	if err != nil {
-		tmuxdrive.Missing(t, "emacs is not installed (apt-get install emacs-nox)")
-	}
-	return p
-}
-
-// pluginDir is plugins/emacs in this checkout.
-func pluginDir(t testing.TB) string {
-	return filepath.Join(testkit.ModuleRoot(t), "plugins", "emacs")
+	return tmuxdrive.RequireProgram(t, "emacs", "emacs is not installed (apt-get install emacs-nox)")
 }
 
 // transcriptDirs are the folders of editor-link transcripts the ERT replay
@@ -43,7 +35,7 @@ func transcriptDirs(t testing.TB) []string {
 	root := testkit.ModuleRoot(t)
 	var dirs []string
 	for _, d := range []string{
-		filepath.Join(root, "companion", "protocol", "transcripts"),
+		transcript.Dir(root),
 		filepath.Join(root, "tests", "emacs", "transcripts"),
 	} {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {

@@ -16,59 +16,59 @@ import (
 // all three visual modes.
 func TestContextFollowsFocusCursorAndSelection(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\ngamma\n")
-	m := writeFile(t, sb, "m.txt", "first\naé😀bc d\n")
-	b := writeFile(t, sb, "sub/b.txt", "abcdef\nαβγδεζ\n123456\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\ngamma\n")
+	m := sb.WriteFile(t, "m.txt", "first\naé😀bc d\n")
+	b := sb.WriteFile(t, "sub/b.txt", "abcdef\nαβγδεζ\n123456\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 
 	nv.Cmd(t, "edit a.txt")
-	waitActive(t, cli, want{path: a, line: 1, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 1, Col: 1}, waitTimeout)
 
 	nv.Lua(t, "vim.api.nvim_win_set_cursor(0, {3, 2})")
-	waitActive(t, cli, want{path: a, line: 3, col: 3})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 3, Col: 3}, waitTimeout)
 
 	// Line 2 of m.txt is "aé😀bc d": byte 7 is 'b', after 1+1+2 UTF-16
 	// units, so the CLI's character is 5.
 	nv.Cmd(t, "edit m.txt")
 	nv.Lua(t, "vim.api.nvim_win_set_cursor(0, {2, 7})")
-	c := waitActive(t, cli, want{path: m, line: 2, col: 5})
-	if got := openPaths(c); !slices.Equal(got, []string{m, a}) {
+	c := testkit.WaitActive(t, cli, testkit.Active{Path: m, Line: 2, Col: 5}, waitTimeout)
+	if got := testkit.OpenPaths(c); !slices.Equal(got, []string{m, a}) {
 		t.Errorf("open files = %q, want m.txt then a.txt", got)
 	}
 
 	// Charwise: from 'a' to 'b' on that line, typed as a user would.
 	nv.Input(t, "0v3l")
-	waitActive(t, cli, want{path: m, line: 2, col: 5, selection: ptr("aé😀b")})
+	testkit.WaitActive(t, cli, testkit.Active{Path: m, Line: 2, Col: 5, Selection: testkit.Ptr("aé😀b")}, waitTimeout)
 
 	// Leaving visual mode clears the selection; the cursor stays.
 	nv.Input(t, "<Esc>")
-	waitActive(t, cli, want{path: m, line: 2, col: 5})
+	testkit.WaitActive(t, cli, testkit.Active{Path: m, Line: 2, Col: 5}, waitTimeout)
 
 	// Charwise over a line break, backwards: the cursor is where the
 	// motion ended.
 	nv.Input(t, "vk")
-	waitActive(t, cli, want{path: m, line: 1, col: 5, selection: ptr("t\naé😀b")})
+	testkit.WaitActive(t, cli, testkit.Active{Path: m, Line: 1, Col: 5, Selection: testkit.Ptr("t\naé😀b")}, waitTimeout)
 	nv.Input(t, "<Esc>")
 
 	// Linewise, two lines.
 	nv.Cmd(t, "edit a.txt")
 	nv.Input(t, "gg0Vj")
-	waitActive(t, cli, want{path: a, line: 2, col: 1, selection: ptr("alpha\nbeta")})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 2, Col: 1, Selection: testkit.Ptr("alpha\nbeta")}, waitTimeout)
 	nv.Input(t, "<Esc>")
 
 	// Blockwise: columns 2-4 of three lines, one of them Greek (two bytes
 	// per letter, one cell each).
 	nv.Cmd(t, "edit sub/b.txt")
 	nv.Input(t, "gg0l<C-v>2j2l")
-	waitActive(t, cli, want{path: b, line: 3, col: 4, selection: ptr("bcd\nβγδ\n234")})
+	testkit.WaitActive(t, cli, testkit.Active{Path: b, Line: 3, Col: 4, Selection: testkit.Ptr("bcd\nβγδ\n234")}, waitTimeout)
 	// $ extends the block to the end of every line (the cursor goes past
 	// the last character, as Vim puts it in visual mode).
 	nv.Input(t, "$")
-	waitActive(t, cli, want{path: b, line: 3, col: 7, selection: ptr("bcdef\nβγδεζ\n23456")})
+	testkit.WaitActive(t, cli, testkit.Active{Path: b, Line: 3, Col: 7, Selection: testkit.Ptr("bcdef\nβγδεζ\n23456")}, waitTimeout)
 	nv.Input(t, "<Esc>")
-	c = waitActive(t, cli, want{path: b, line: 3, col: 6})
-	if got := openPaths(c); !slices.Equal(got, []string{b, a, m}) {
+	c = testkit.WaitActive(t, cli, testkit.Active{Path: b, Line: 3, Col: 6}, waitTimeout)
+	if got := testkit.OpenPaths(c); !slices.Equal(got, []string{b, a, m}) {
 		t.Errorf("open files = %q, want b, a, m (most recent first)", got)
 	}
 }
@@ -77,16 +77,16 @@ func TestContextFollowsFocusCursorAndSelection(t *testing.T) {
 // file's selection, as an IDE keeps it when its terminal gets the focus.
 func TestContextKeepsSelectionWhenFocusMovesToTerminal(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\ngamma\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\ngamma\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 
 	nv.Cmd(t, "edit a.txt")
 	nv.Cmd(t, "botright vsplit | terminal")
 	nv.Input(t, "<C-w>p")
 	nv.Input(t, "jVj")
-	sel := want{path: a, line: 3, col: 1, selection: ptr("beta\ngamma")}
-	waitActive(t, cli, sel)
+	sel := testkit.Active{Path: a, Line: 3, Col: 1, Selection: testkit.Ptr("beta\ngamma")}
+	testkit.WaitActive(t, cli, sel, waitTimeout)
 
 	// Record what the plugin sends from here on.
 	nv.Lua(t, `
@@ -108,24 +108,24 @@ end`)
 	// the file with its selection.
 	_, f := sb.WaitDiscovery(t, waitTimeout)
 	late := testkit.ConnectCLI(t, f.Port, f.AuthToken)
-	waitActive(t, late, sel)
+	testkit.WaitActive(t, late, sel, waitTimeout)
 
 	// Back in the file, in normal mode, the selection is gone.
 	nv.Input(t, "<C-w>p")
-	waitActive(t, cli, want{path: a, line: 3, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 3, Col: 1}, waitTimeout)
 }
 
 // Terminals, help, quickfix, scratch and unnamed buffers never reach the
 // CLI, and do not take the place of the active file.
 func TestContextIgnoresBuffersThatAreNotFiles(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\n")
-	b := writeFile(t, sb, "b.txt", "one\ntwo\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\n")
+	b := sb.WriteFile(t, "b.txt", "one\ntwo\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 
 	nv.Cmd(t, "edit a.txt")
-	waitActive(t, cli, want{path: a, line: 1, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 1, Col: 1}, waitTimeout)
 	before := cli.Len()
 
 	nv.Cmd(t, "help help")
@@ -137,12 +137,12 @@ func TestContextIgnoresBuffersThatAreNotFiles(t *testing.T) {
 	nv.Cmd(t, "call setqflist([{'filename': 'a.txt', 'lnum': 1, 'text': 'x'}]) | copen")
 	nv.Input(t, "j")
 	nv.Cmd(t, "wincmd p | edit! b.txt")
-	c := waitActive(t, cli, want{path: b, line: 1, col: 1})
-	if got := openPaths(c); !slices.Equal(got, []string{b, a}) {
+	c := testkit.WaitActive(t, cli, testkit.Active{Path: b, Line: 1, Col: 1}, waitTimeout)
+	if got := testkit.OpenPaths(c); !slices.Equal(got, []string{b, a}) {
 		t.Errorf("open files = %q, want only b.txt and a.txt", got)
 	}
 	for _, note := range cli.All("ide/contextUpdate")[before:] {
-		for _, p := range openPaths(parseContext(t, note.Params)) {
+		for _, p := range testkit.OpenPaths(testkit.ParseContext(t, note.Params)) {
 			if p != a && p != b {
 				t.Errorf("a buffer that is not a file reached the CLI: %q", p)
 			}
@@ -154,20 +154,20 @@ func TestContextIgnoresBuffersThatAreNotFiles(t *testing.T) {
 // after moving the file on disk) replaces the old path with the new one.
 func TestContextFileClosedAndRenamed(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
-	b := writeFile(t, sb, "b.txt", "beta\n")
-	c := writeFile(t, sb, "c.txt", "gamma\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
+	b := sb.WriteFile(t, "b.txt", "beta\n")
+	c := sb.WriteFile(t, "c.txt", "gamma\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 
 	nv.Cmd(t, "edit a.txt | edit b.txt | edit c.txt")
-	waitContext(t, cli, "a, b and c open", func(ctx idectx.IdeContext) bool {
-		return slices.Equal(openPaths(ctx), []string{c, b, a})
+	testkit.WaitContext(t, cli, "a, b and c open", waitTimeout, func(ctx idectx.IdeContext) bool {
+		return slices.Equal(testkit.OpenPaths(ctx), []string{c, b, a})
 	})
 
 	nv.Cmd(t, "bwipeout "+a)
-	waitContext(t, cli, "a.txt closed", func(ctx idectx.IdeContext) bool {
-		return slices.Equal(openPaths(ctx), []string{c, b})
+	testkit.WaitContext(t, cli, "a.txt closed", waitTimeout, func(ctx idectx.IdeContext) bool {
+		return slices.Equal(testkit.OpenPaths(ctx), []string{c, b})
 	})
 
 	moved := filepath.Join(sb.Workspace, "moved.txt")
@@ -175,10 +175,10 @@ func TestContextFileClosedAndRenamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	nv.Cmd(t, "file moved.txt")
-	ctx := waitContext(t, cli, "c.txt renamed to moved.txt", func(ctx idectx.IdeContext) bool {
-		return slices.Equal(openPaths(ctx), []string{moved, b})
+	ctx := testkit.WaitContext(t, cli, "c.txt renamed to moved.txt", waitTimeout, func(ctx idectx.IdeContext) bool {
+		return slices.Equal(testkit.OpenPaths(ctx), []string{moved, b})
 	})
-	if f := activeFile(ctx); f == nil || f.Path != moved {
+	if f := testkit.ActiveFile(ctx); f == nil || f.Path != moved {
 		t.Errorf("active file = %+v, want moved.txt", f)
 	}
 
@@ -186,8 +186,8 @@ func TestContextFileClosedAndRenamed(t *testing.T) {
 	// no longer open.
 	nv.Cmd(t, "saveas saved.txt")
 	saved := filepath.Join(sb.Workspace, "saved.txt")
-	waitContext(t, cli, "moved.txt saved as saved.txt", func(ctx idectx.IdeContext) bool {
-		return slices.Equal(openPaths(ctx), []string{saved, b})
+	testkit.WaitContext(t, cli, "moved.txt saved as saved.txt", waitTimeout, func(ctx idectx.IdeContext) bool {
+		return slices.Equal(testkit.OpenPaths(ctx), []string{saved, b})
 	})
 
 	// A new file reaches the CLI once it exists on disk.
@@ -195,14 +195,14 @@ func TestContextFileClosedAndRenamed(t *testing.T) {
 	nv.Input(t, "ihello<Esc>")
 	nv.Cmd(t, "write")
 	newPath := filepath.Join(sb.Workspace, "new.txt")
-	waitActive(t, cli, want{path: newPath, line: 1, col: 5})
+	testkit.WaitActive(t, cli, testkit.Active{Path: newPath, Line: 1, Col: 5}, waitTimeout)
 }
 
 // :cd moves the workspace: the discovery file and the environment for new
 // terminals follow.
 func TestWorkspaceFollowsCd(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "sub/x.txt", "x\n")
+	sb.WriteFile(t, "sub/x.txt", "x\n")
 	nv := startNvim(t, sb, Options{})
 	nv.WaitRunning(t)
 	_, f := sb.WaitDiscovery(t, waitTimeout)
@@ -212,7 +212,7 @@ func TestWorkspaceFollowsCd(t *testing.T) {
 	nv.Cmd(t, "cd sub")
 	sub := filepath.Join(sb.Workspace, "sub")
 	var got string
-	if !poll(waitTimeout, func() bool {
+	if !testkit.Poll(waitTimeout, func() bool {
 		_, f := sb.WaitDiscovery(t, waitTimeout)
 		got = f.WorkspacePath
 		return got == sub

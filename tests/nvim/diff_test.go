@@ -2,7 +2,6 @@ package nvim
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,38 +64,12 @@ func waitNoDiffTab(t testing.TB, nv *Nvim, path string, tabs int) {
 	t.Helper()
 	var s diffState
 	var found bool
-	if !poll(waitTimeout, func() bool {
+	if !testkit.Poll(waitTimeout, func() bool {
 		s, found = diffTab(t, nv, path)
 		return !found && s.Tabs == tabs
 	}) {
 		t.Fatalf("the diff tab for %s did not close (found=%v, tabs=%d, want %d)\n%s", path, found, s.Tabs, tabs, nv.diagnostics())
 	}
-}
-
-func openDiff(t testing.TB, cli *testkit.CLI, path, content string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := cli.OpenDiff(ctx, path, content)
-	if err != nil {
-		t.Fatalf("openDiff: %v", err)
-	}
-	if res.IsError {
-		raw, _ := json.Marshal(res.Content)
-		t.Fatalf("openDiff failed: %s", raw)
-	}
-}
-
-func diffNote(t testing.TB, raw json.RawMessage) (path, content string) {
-	t.Helper()
-	var p struct {
-		FilePath string `json:"filePath"`
-		Content  string `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("diff notification %s: %v", raw, err)
-	}
-	return p.FilePath, p.Content
 }
 
 // The diff opens in a tab of its own next to the user's tabs and windows,
@@ -106,14 +79,14 @@ func diffNote(t testing.TB, raw json.RawMessage) (path, content string) {
 // buffer shows it.
 func TestDiffAcceptWithUserEdit(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\ngamma\n")
-	writeFile(t, sb, "other.txt", "other\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\ngamma\n")
+	sb.WriteFile(t, "other.txt", "other\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 
 	// Two tabs, the first split in two.
 	nv.Cmd(t, "edit a.txt | vsplit other.txt | tabnew | edit other.txt | tabfirst")
-	openDiff(t, cli, a, "alpha\nBETA\ngamma\n")
+	cli.MustOpenDiff(t, a, "alpha\nBETA\ngamma\n")
 
 	s, found := diffTab(t, nv, a)
 	if !found {
@@ -140,7 +113,7 @@ func TestDiffAcceptWithUserEdit(t *testing.T) {
 	nv.WaitLua(t, "the edit", `return vim.api.nvim_get_current_line() == "ALPHA"`, waitTimeout)
 	nv.Input(t, ":w<CR>")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if p, c := diffNote(t, raw); p != a || c != "ALPHA\nBETA\ngamma\n" {
+	if p, c := testkit.DiffNote(t, raw); p != a || c != "ALPHA\nBETA\ngamma\n" {
 		t.Errorf("diffAccepted = %s, want the edited proposal for %s", raw, a)
 	}
 	waitNoDiffTab(t, nv, a, 2)
@@ -172,19 +145,19 @@ return b > 0 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
 // :q in the proposal rejects the change; nothing is written.
 func TestDiffRejectWithQuit(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "edit a.txt")
 
-	openDiff(t, cli, a, "changed\n")
+	cli.MustOpenDiff(t, a, "changed\n")
 	if _, found := diffTab(t, nv, a); !found {
 		t.Fatalf("no diff tab")
 	}
 	nv.Input(t, "ggdd") // an edit does not stop :q from rejecting
 	nv.Input(t, ":q<CR>")
 	raw := cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
-	if p, _ := diffNote(t, raw); p != a {
+	if p, _ := testkit.DiffNote(t, raw); p != a {
 		t.Errorf("diffRejected for %q, want %q", p, a)
 	}
 	waitNoDiffTab(t, nv, a, 1)
@@ -202,14 +175,14 @@ func TestDiffRejectWithQuit(t *testing.T) {
 // Closing the diff tab (:tabclose) rejects too.
 func TestDiffRejectWithTabclose(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "edit a.txt")
-	openDiff(t, cli, a, "changed\n")
+	cli.MustOpenDiff(t, a, "changed\n")
 	nv.Input(t, ":tabclose<CR>")
 	raw := cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
-	if p, _ := diffNote(t, raw); p != a {
+	if p, _ := testkit.DiffNote(t, raw); p != a {
 		t.Errorf("diffRejected for %q, want %q", p, a)
 	}
 	waitNoDiffTab(t, nv, a, 1)
@@ -219,12 +192,12 @@ func TestDiffRejectWithTabclose(t *testing.T) {
 // left it, closes the tab, and no decision follows.
 func TestCloseDiffReturnsEditedProposal(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "edit a.txt")
 
-	openDiff(t, cli, a, "alpha\nBETA\n")
+	cli.MustOpenDiff(t, a, "alpha\nBETA\n")
 	nv.Input(t, "Gonew line<Esc>")
 	nv.WaitLua(t, "the edit", `return vim.api.nvim_buf_line_count(0) == 3`, waitTimeout)
 
@@ -238,7 +211,7 @@ func TestCloseDiffReturnsEditedProposal(t *testing.T) {
 
 	// A later event proves the plugin has nothing more to say about it.
 	nv.Input(t, "j")
-	waitActive(t, cli, want{path: a, line: 2, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 2, Col: 1}, waitTimeout)
 	if n := len(cli.All("ide/diffAccepted")) + len(cli.All("ide/diffRejected")); n != 0 {
 		t.Errorf("%d decisions were sent after closeDiff", n)
 	}
@@ -255,13 +228,13 @@ func TestCloseDiffReturnsEditedProposal(t *testing.T) {
 // (:GeminiAccept) without visiting the diff.
 func TestDiffNewFileReplacedAndAcceptedFromElsewhere(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "a.txt", "alpha\n")
+	sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"diff": map[string]any{"focus": false}}})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "edit a.txt")
 	newPath := filepath.Join(sb.Workspace, "new", "file.go")
 
-	openDiff(t, cli, newPath, "package one\n")
+	cli.MustOpenDiff(t, newPath, "package one\n")
 	s, found := diffTab(t, nv, newPath)
 	if !found || s.Tabs != 2 || s.CurrentTab != 1 {
 		t.Fatalf("want the diff in a second tab and the user still in the first: %+v found=%v", s, found)
@@ -271,7 +244,7 @@ func TestDiffNewFileReplacedAndAcceptedFromElsewhere(t *testing.T) {
 	}
 	nv.WaitNote(t, "Gemini proposes a change", waitTimeout)
 
-	openDiff(t, cli, newPath, "package two\n")
+	cli.MustOpenDiff(t, newPath, "package two\n")
 	s, found = diffTab(t, nv, newPath)
 	if !found || s.Tabs != 2 || strings.Join(s.Right, "\n") != "package two" {
 		t.Fatalf("the second openDiff did not replace the first: %+v found=%v", s, found)
@@ -282,7 +255,7 @@ func TestDiffNewFileReplacedAndAcceptedFromElsewhere(t *testing.T) {
 
 	nv.Cmd(t, "GeminiAccept")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if p, c := diffNote(t, raw); p != newPath || c != "package two\n" {
+	if p, c := testkit.DiffNote(t, raw); p != newPath || c != "package two\n" {
 		t.Errorf("diffAccepted = %s", raw)
 	}
 	waitNoDiffTab(t, nv, newPath, 1)
@@ -295,23 +268,23 @@ func TestDiffNewFileReplacedAndAcceptedFromElsewhere(t *testing.T) {
 // current buffer; a proposal without a final newline keeps it that way.
 func TestPlugMappingRejects(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha")
+	a := sb.WriteFile(t, "a.txt", "alpha")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "nmap <F5> <Plug>(GeminiReject)")
 	nv.Cmd(t, "nmap <F6> <Plug>(GeminiAccept)")
-	openDiff(t, cli, a, "one\ntwo")
+	cli.MustOpenDiff(t, a, "one\ntwo")
 	nv.Input(t, "<F6>")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "one\ntwo" {
+	if _, c := testkit.DiffNote(t, raw); c != "one\ntwo" {
 		t.Errorf("accepted content = %q, want it without a final newline, as proposed", c)
 	}
 	waitNoDiffTab(t, nv, a, 1)
 
-	openDiff(t, cli, a, "three\n")
+	cli.MustOpenDiff(t, a, "three\n")
 	nv.Input(t, "<F5>")
 	raw = cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
-	if p, _ := diffNote(t, raw); p != a {
+	if p, _ := testkit.DiffNote(t, raw); p != a {
 		t.Errorf("diffRejected = %s", raw)
 	}
 	waitNoDiffTab(t, nv, a, 1)
@@ -321,14 +294,14 @@ func TestPlugMappingRejects(t *testing.T) {
 // focus; once decided, the user is back in the terminal, in terminal mode.
 func TestDiffReturnsToTheTerminal(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "terminal")
 	nv.Cmd(t, "startinsert")
 	nv.WaitLua(t, "terminal mode", `return vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
 
-	openDiff(t, cli, a, "beta\n")
+	cli.MustOpenDiff(t, a, "beta\n")
 	nv.WaitLua(t, "normal mode in the proposal",
 		`return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil and vim.api.nvim_get_mode().mode == "n"`, waitTimeout)
 	nv.Input(t, ":w<CR>")
@@ -341,9 +314,9 @@ func TestDiffReturnsToTheTerminal(t *testing.T) {
 // back whole.
 func TestLargeDiffRoundTrip(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "big.txt", "small\n")
+	a := sb.WriteFile(t, "big.txt", "small\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	var b strings.Builder
 	for i := range 100000 {
 		b.WriteString("line ")
@@ -353,7 +326,7 @@ func TestLargeDiffRoundTrip(t *testing.T) {
 	b.WriteString(strings.Repeat("x", 2<<20))
 	b.WriteString("\n")
 	content := b.String()
-	openDiff(t, cli, a, content)
+	cli.MustOpenDiff(t, a, content)
 	var lines int
 	nv.LuaJSON(t, &lines, `return vim.api.nvim_buf_line_count(0)`)
 	if lines != 100001 {

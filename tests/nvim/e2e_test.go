@@ -16,22 +16,10 @@ import (
 // round trips through the fake API).
 const cliTimeout = 60 * time.Second
 
-// requestContext finds the editor context the CLI put in a model request.
-func requestContext(t testing.TB, req fakegemini.Request) fakegemini.EditorContext {
-	t.Helper()
-	c, ok := req.EditorContext()
-	if !ok {
-		t.Fatalf("the model request carries no editor context:\n%s", req.Text())
-	}
-	return c
-}
-
 // cliSession is the real Gemini CLI running in a Neovim terminal, in tmux.
 type cliSession struct {
-	sb   *testkit.Sandbox
-	nv   *Nvim
-	api  *fakegemini.Server
-	file string
+	*testkit.E2E
+	nv *Nvim
 }
 
 // startCLISession starts Neovim in tmux on app.py, opens the real Gemini
@@ -40,33 +28,20 @@ type cliSession struct {
 func startCLISession(t *testing.T) *cliSession {
 	t.Helper()
 	requireNvim(t)
-	tmuxdrive.Require(t)
-	bin := tmuxdrive.GeminiBin(t)
-	sb := testkit.NewSandbox(t)
-	api := fakegemini.Start(t)
-	file := writeFile(t, sb, "app.py", "def main():\n    print('hello')\n    return 0\n")
-
-	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
-	env = tmuxdrive.MergeEnv(env, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"))
-	// No SSH_CONNECTION: in a container the plugin itself must lead the CLI
-	// to 127.0.0.1, as it does for users.
-	kept := env[:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
-			kept = append(kept, kv)
-		}
-	}
+	e := testkit.StartE2E(t)
+	sb := e.SB
+	env := tmuxdrive.MergeEnv(e.Env, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"))
 	nv := startNvim(t, sb, Options{
 		UI:   true,
-		Env:  kept,
+		Env:  env,
 		Args: []string{"app.py"},
 		Setup: map[string]any{"terminal": map[string]any{
-			"cmd": []string{bin}, "position": "right", "size": 0.6,
+			"cmd": []string{e.Gemini}, "position": "right", "size": 0.6,
 		}},
 	})
 	nv.WaitRunning(t)
 	nv.Cmd(t, "GeminiCli")
-	s := &cliSession{sb: sb, nv: nv, api: api, file: file}
+	s := &cliSession{E2E: e, nv: nv}
 	s.waitTerm(t, "Type your message")
 	s.prompt(t, "/ide status")
 	s.waitTerm(t, "Connected to Neovim")
@@ -75,12 +50,8 @@ func startCLISession(t *testing.T) *cliSession {
 
 func (s *cliSession) waitTerm(t testing.TB, substr string) {
 	t.Helper()
-	var last string
-	if !poll(cliTimeout, func() bool {
-		last = termText(t, s.nv)
-		return strings.Contains(last, substr)
-	}) {
-		t.Fatalf("the Gemini CLI never showed %q; its terminal shows:\n%s\n%s", substr, last, s.nv.diagnostics())
+	if _, ok := testkit.WaitContains(cliTimeout, func() []string { return []string{termText(t, s.nv)} }, substr); !ok {
+		t.Fatalf("the Gemini CLI never showed %q; its terminal shows:\n%s\n%s", substr, termText(t, s.nv), s.nv.diagnostics())
 	}
 }
 
@@ -99,9 +70,9 @@ func (s *cliSession) selectLines(t testing.TB, first, last int, text string) {
 	t.Helper()
 	s.nv.Cmd(t, "wincmd t")
 	s.nv.Input(t, "<Esc>"+itoa(first)+"GV"+itoa(last)+"G")
-	_, f := s.sb.WaitDiscovery(t, waitTimeout)
+	_, f := s.SB.WaitDiscovery(t, waitTimeout)
 	observer := testkit.ConnectCLI(t, f.Port, f.AuthToken)
-	waitActive(t, observer, want{path: s.file, line: last, col: 1, selection: ptr(text)})
+	testkit.WaitActive(t, observer, testkit.Active{Path: s.File, Line: last, Col: 1, Selection: testkit.Ptr(text)}, waitTimeout)
 }
 
 // End to end: the CLI sends the model the file, cursor and selection from
@@ -117,27 +88,18 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	s.selectLines(t, 2, 3, "    print('hello')\n    return 0")
 
 	proposed := "def main():\n    print('hello, world')\n    return 0\n"
-	s.api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.file, "content": proposed}))
+	s.API.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.File, "content": proposed}))
 	s.prompt(t, "Make it greet the world")
-	reqs := s.api.WaitRequests(t, 1, cliTimeout)
-	c := requestContext(t, reqs[0])
-	if c.ActiveFile == nil || c.ActiveFile.Path != s.file {
-		t.Fatalf("editor context %+v does not name %s as the active file", c, s.file)
-	}
-	if c.ActiveFile.Cursor == nil || c.ActiveFile.Cursor.Line != 3 {
-		t.Errorf("editor context cursor = %+v, want line 3", c.ActiveFile.Cursor)
-	}
-	if c.ActiveFile.SelectedText != "    print('hello')\n    return 0" {
-		t.Errorf("editor context selection = %q", c.ActiveFile.SelectedText)
-	}
+	reqs := s.API.WaitRequests(t, 1, cliTimeout)
+	s.CheckRequestContext(t, reqs[0], s.File, 3, "    print('hello')\n    return 0")
 
 	// The diff opens in Neovim; the user edits the proposal and saves.
 	nv.WaitLua(t, "the diff view", `
 for _, b in ipairs(vim.api.nvim_list_bufs()) do
   if vim.api.nvim_buf_get_name(b) == "gemini://proposal/" .. ... then return vim.api.nvim_get_current_buf() == b end
 end
-return false`, cliTimeout, s.file)
-	st, found := diffTab(t, nv, s.file)
+return false`, cliTimeout, s.File)
+	st, found := diffTab(t, nv, s.File)
 	if !found || !st.Diff[0] || !st.Diff[1] || strings.Join(st.Right, "\n")+"\n" != proposed {
 		t.Fatalf("diff view: %+v found=%v", st, found)
 	}
@@ -146,41 +108,33 @@ return false`, cliTimeout, s.file)
 	nv.Input(t, ":w<CR>")
 	accepted := proposed + "foo = 1\n"
 	var onDisk []byte
-	if !poll(cliTimeout, func() bool {
-		onDisk, _ = os.ReadFile(s.file)
+	if !testkit.Poll(cliTimeout, func() bool {
+		onDisk, _ = os.ReadFile(s.File)
 		return string(onDisk) == accepted
 	}) {
 		t.Fatalf("the CLI did not write the accepted text; the file holds %q\n%s", onDisk, termText(t, nv))
 	}
-	waitNoDiffTab(t, nv, s.file, 1)
+	waitNoDiffTab(t, nv, s.File, 1)
 	nv.WaitLua(t, "app.py to show the new text", `
 local path, text = ...
 local b = vim.fn.bufnr(path)
-return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") .. "\n" == text`, waitTimeout, s.file, accepted)
+return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") .. "\n" == text`, waitTimeout, s.File, accepted)
 	// The tool result went back to the model, and the CLI says so.
-	reqs = s.api.WaitRequests(t, 2, cliTimeout)
-	if fr := reqs[1].FunctionResponses(); len(fr) == 0 || fr[len(fr)-1].Name != "write_file" {
-		t.Errorf("the second request carries no write_file result: %+v", fr)
-	}
+	s.CheckToolResultSent(t, cliTimeout)
 	s.waitTerm(t, "WriteFile  app.py → Accepted")
 	s.waitTerm(t, "✦ OK.")
 
 	// A second change, rejected in Neovim with :q.
-	s.api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.file, "content": "print('gone')\n"}))
+	s.API.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.File, "content": "print('gone')\n"}))
 	s.prompt(t, "Replace everything")
 	nv.WaitLua(t, "the second diff view", `
 for _, b in ipairs(vim.api.nvim_list_bufs()) do
   if vim.api.nvim_buf_get_name(b) == "gemini://proposal/" .. ... then return vim.api.nvim_get_current_buf() == b end
 end
-return false`, cliTimeout, s.file)
+return false`, cliTimeout, s.File)
 	nv.Input(t, "<Esc>:q<CR>")
-	waitNoDiffTab(t, nv, s.file, 1)
+	waitNoDiffTab(t, nv, s.File, 1)
 	s.waitTerm(t, "WriteFile  app.py → Rejected")
 	s.waitTerm(t, "Request cancelled")
-	if data, _ := os.ReadFile(s.file); string(data) != accepted {
-		t.Errorf("after the rejection the file holds %q, want it untouched", data)
-	}
-	if n := len(s.api.Requests()); n != 3 {
-		t.Errorf("%d model requests, want 3 (the rejection ends the turn)", n)
-	}
+	s.CheckRejected(t, accepted)
 }

@@ -39,8 +39,8 @@ func TestGeminiCliSaysWhyTheSidecarFailed(t *testing.T) {
 func TestStatuslinesOfAllWindowsFollowTheState(t *testing.T) {
 	tmuxdrive.Require(t)
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "a.txt", "a\n")
-	writeFile(t, sb, "b.txt", "b\n")
+	sb.WriteFile(t, "a.txt", "a\n")
+	sb.WriteFile(t, "b.txt", "b\n")
 	nv := startNvim(t, sb, Options{UI: true, Args: []string{"-O", "a.txt", "b.txt"}})
 	nv.WaitRunning(t)
 	nv.Cmd(t, "set laststatus=2 statusline=%f\\ [%{v:lua.require'gemini_companion'.statusline()}]")
@@ -48,7 +48,7 @@ func TestStatuslinesOfAllWindowsFollowTheState(t *testing.T) {
 	nv.pane.WaitUntil(t, "both statuslines saying no CLI", waitTimeout, func(s string) bool {
 		return strings.Count(s, "[Gemini: no CLI") == 2
 	})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	_ = cli
 	nv.pane.WaitUntil(t, "both statuslines saying 1 CLI", waitTimeout, func(s string) bool {
 		return strings.Count(s, "[Gemini: 1 CLI") == 2
@@ -60,7 +60,7 @@ func TestStatuslinesOfAllWindowsFollowTheState(t *testing.T) {
 // them and the user is warned.
 func TestBuffersFollowTheirFilesOnDisk(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	path := writeFile(t, sb, "a.txt", "one\n")
+	path := sb.WriteFile(t, "a.txt", "one\n")
 	nv := startNvim(t, sb, Options{Args: []string{"a.txt"}})
 	nv.WaitRunning(t)
 	if err := os.WriteFile(path, []byte("one\ntwo, written by the CLI\n"), 0o644); err != nil {
@@ -101,24 +101,11 @@ func TestQuitStopsTheCli(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = tmuxdrive.Kill(pid, syscall.SIGKILL) })
 	nv.Quit(t)
-	if !poll(waitTimeout, func() bool { return kill(pid, 0) != nil || zombie(pid) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return !tmuxdrive.PIDAlive(pid) }) {
 		t.Fatalf("the CLI's child process %d still runs after :qa", pid)
 	}
-}
-
-// zombie reports whether pid has exited but not been reaped yet.
-func zombie(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
 }
 
 // A diff that opens while the focus is in a terminal shows, on screen,
@@ -128,15 +115,15 @@ func zombie(pid int) bool {
 func TestDiffHintLabelsAndFocusReturn(t *testing.T) {
 	tmuxdrive.Require(t)
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
-	writeFile(t, sb, "b.txt", "b\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
+	sb.WriteFile(t, "b.txt", "b\n")
 	nv := startNvim(t, sb, Options{UI: true, Args: []string{"b.txt"}})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "botright vsplit | terminal")
 	nv.Cmd(t, "startinsert")
 	nv.WaitLua(t, "terminal mode", `return vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
 
-	openDiff(t, cli, a, "beta\n")
+	cli.MustOpenDiff(t, a, "beta\n")
 	screen := nv.pane.WaitUntil(t, "the diff's hint and label on screen", waitTimeout, func(s string) bool {
 		return strings.Contains(s, "a.txt (proposed by Gemini)  :w accepts with your edits  :q rejects") &&
 			strings.Contains(s, "a.txt (now, read-only)") && strings.Contains(s, "Gemini: a.txt")
@@ -153,7 +140,7 @@ func TestDiffHintLabelsAndFocusReturn(t *testing.T) {
 	nv.Input(t, `<C-\><C-n>`)
 	nv.Cmd(t, "wincmd h")
 	nv.WaitLua(t, "b.txt focused", `return vim.fn.expand("%:t") == "b.txt"`, waitTimeout)
-	openDiff(t, cli, a, "gamma\n")
+	cli.MustOpenDiff(t, a, "gamma\n")
 	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
 	nv.Input(t, ":w<CR>")
 	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
@@ -164,13 +151,13 @@ func TestDiffHintLabelsAndFocusReturn(t *testing.T) {
 // terminal leaves the focus there.
 func TestKeepTerminalFocus(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"diff": map[string]any{"keep_terminal_focus": true}}})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "terminal")
 	nv.Cmd(t, "startinsert")
 	nv.WaitLua(t, "terminal mode", `return vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
-	openDiff(t, cli, a, "beta\n")
+	cli.MustOpenDiff(t, a, "beta\n")
 	nv.WaitNote(t, "Gemini proposes a change to a.txt (tab 2)", waitTimeout)
 	nv.WaitLua(t, "the focus still in the terminal, in terminal mode",
 		`return #vim.api.nvim_list_tabpages() == 2 and vim.bo.buftype == "terminal" and vim.api.nvim_get_mode().mode == "t"`, waitTimeout)
@@ -181,9 +168,9 @@ func TestKeepTerminalFocus(t *testing.T) {
 // stood in for by its documented Lua call returning the entry.
 func TestSendFromFileTrees(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "src/one.go", "package one\n")
-	writeFile(t, sb, "src/two.go", "package two\n")
-	writeFile(t, sb, "three.txt", "3\n")
+	sb.WriteFile(t, "src/one.go", "package one\n")
+	sb.WriteFile(t, "src/two.go", "package two\n")
+	sb.WriteFile(t, "three.txt", "3\n")
 	nv := startNvim(t, sb, Options{Setup: map[string]any{
 		"terminal": map[string]any{"cmd": []string{"sh", "-c", "printf 'Type your message\\n'; exec cat"}, "position": "bottom"},
 	}})
@@ -211,12 +198,12 @@ package.loaded["oil"] = { get_cursor_entry = function() return { name = "three.t
 func TestTerminalSizeStableAcrossDiffs(t *testing.T) {
 	tmuxdrive.Require(t)
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	script := `echo "size0 $(stty size </dev/tty)"; printf 'Type your message\n'; n=0; while read l; do n=$((n+1)); echo "size$n $(stty size </dev/tty)"; done`
 	nv := startNvim(t, sb, Options{UI: true, Args: []string{"a.txt"}, Setup: map[string]any{
 		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}, "position": "right", "size": 80},
 	}})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	nv.Cmd(t, "GeminiCli")
 	waitTermText(t, nv, "Type your message")
 	size := func(n int) string {
@@ -232,7 +219,7 @@ func TestTerminalSizeStableAcrossDiffs(t *testing.T) {
 		return ""
 	}
 	before := size(1)
-	openDiff(t, cli, a, "beta\n")
+	cli.MustOpenDiff(t, a, "beta\n")
 	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
 	nv.Cmd(t, "redraw")
 	if during := size(2); during != before {
@@ -251,11 +238,11 @@ func TestTerminalSizeStableAcrossDiffs(t *testing.T) {
 // current tab; answering closes only its two windows.
 func TestDiffAsVerticalSplit(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
-	writeFile(t, sb, "b.txt", "b\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
+	sb.WriteFile(t, "b.txt", "b\n")
 	nv := startNvim(t, sb, Options{Args: []string{"b.txt"}, Setup: map[string]any{"diff": map[string]any{"layout": "vsplit"}}})
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "beta\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "beta\n")
 	nv.WaitLua(t, "the diff beside b.txt in the same tab", `
 local names = {}
 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
@@ -266,7 +253,7 @@ return #vim.api.nvim_list_tabpages() == 1 and #names == 3 and names[3] == "b.txt
 	nv.Input(t, ":w<CR>")
 	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
 	nv.WaitLua(t, "only b.txt left, focused", `return #vim.api.nvim_list_tabpages() == 1 and #vim.api.nvim_list_wins() == 1 and vim.fn.expand("%:t") == "b.txt"`, waitTimeout)
-	openDiff(t, cli, a, "gamma\n")
+	cli.MustOpenDiff(t, a, "gamma\n")
 	nv.WaitLua(t, "the proposal focused", `return vim.api.nvim_buf_get_name(0):find("^gemini://proposal/") ~= nil`, waitTimeout)
 	nv.Input(t, ":q<CR>")
 	cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)

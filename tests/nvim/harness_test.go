@@ -5,7 +5,6 @@
 package nvim
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,11 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
@@ -33,16 +30,7 @@ const (
 // requireNvim returns the nvim executable, or fails (CI) / skips the test.
 func requireNvim(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("nvim")
-	if err != nil {
-		tmuxdrive.Missing(t, "nvim is not installed (apt-get install neovim)")
-	}
-	return p
-}
-
-// pluginDir is plugins/nvim in this checkout.
-func pluginDir(t testing.TB) string {
-	return filepath.Join(testkit.ModuleRoot(t), "plugins", "nvim")
+	return tmuxdrive.RequireProgram(t, "nvim", "nvim is not installed (apt-get install neovim)")
 }
 
 // Options configure startNvim.
@@ -70,26 +58,7 @@ type Nvim struct {
 	sock    string
 	logFile string
 	pane    *tmuxdrive.Pane
-	cmd     *exec.Cmd
-	stderr  *lockedBuffer
-	exited  chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	proc    *testkit.Process // a headless nvim
 }
 
 // initLua is the minimal init.lua: the plugin on the runtimepath, notes of
@@ -137,7 +106,7 @@ func startNvim(t testing.TB, sb *testkit.Sandbox, opts Options) *Nvim {
 		t.Fatalf("setup options: %v", err)
 	}
 	initPath := filepath.Join(sb.TmpDir, "init.lua")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, pluginDir(t), string(optsJSON)), 0o600); err != nil {
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, testkit.PluginDir(t, "nvim"), string(optsJSON)), 0o600); err != nil {
 		t.Fatalf("write init.lua: %v", err)
 	}
 	// Unix socket paths are short (108 bytes): keep it out of t.TempDir().
@@ -163,25 +132,15 @@ func startNvim(t testing.TB, sb *testkit.Sandbox, opts Options) *Nvim {
 			Height:  50,
 		})
 	} else {
-		n.cmd = exec.Command(nvimBin, append([]string{"--headless"}, args...)...)
-		n.cmd.Dir = sb.Workspace
-		n.cmd.Env = env
-		n.stderr = &lockedBuffer{}
-		n.cmd.Stdout = n.stderr
-		n.cmd.Stderr = n.stderr
-		if err := n.cmd.Start(); err != nil {
-			t.Fatalf("start nvim: %v", err)
-		}
-		n.exited = make(chan struct{})
-		go func() {
-			_ = n.cmd.Wait()
-			close(n.exited)
-		}()
+		cmd := exec.Command(nvimBin, append([]string{"--headless"}, args...)...)
+		cmd.Dir = sb.Workspace
+		cmd.Env = env
+		n.proc = testkit.StartProcess(t, cmd)
 	}
 	t.Cleanup(n.stop)
 
 	var conn net.Conn
-	ok := poll(10*time.Second, func() bool {
+	ok := testkit.Poll(10*time.Second, func() bool {
 		conn, err = net.DialTimeout("unix", n.sock, time.Second)
 		return err == nil || n.hasExited()
 	})
@@ -193,23 +152,13 @@ func startNvim(t testing.TB, sb *testkit.Sandbox, opts Options) *Nvim {
 }
 
 // hasExited reports whether a headless nvim has exited.
-func (n *Nvim) hasExited() bool {
-	if n.exited == nil {
-		return false
-	}
-	select {
-	case <-n.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (n *Nvim) hasExited() bool { return n.proc != nil && n.proc.HasExited() }
 
 // diagnostics is what a failure message shows about Neovim and the sidecar.
 func (n *Nvim) diagnostics() string {
 	var b strings.Builder
-	if n.stderr != nil {
-		fmt.Fprintf(&b, "--- nvim output:\n%s\n", n.stderr.String())
+	if n.proc != nil {
+		fmt.Fprintf(&b, "--- nvim output:\n%s\n", n.proc.Output.String())
 	}
 	if n.pane != nil {
 		fmt.Fprintf(&b, "--- screen:\n%s\n", n.pane.Screen())
@@ -228,13 +177,7 @@ func (n *Nvim) diagnostics() string {
 			fmt.Fprintf(&b, "--- notify(%d): %s\n", note.Level, note.Msg)
 		}
 	}
-	if data, err := os.ReadFile(n.logFile); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) > 30 {
-			lines = lines[len(lines)-30:]
-		}
-		fmt.Fprintf(&b, "--- sidecar log (tail):\n%s\n", strings.Join(lines, "\n"))
-	}
+	b.WriteString(testkit.SidecarLogTail(n.logFile))
 	return b.String()
 }
 
@@ -244,24 +187,11 @@ func (n *Nvim) stop() {
 	if n.rpc != nil {
 		_ = n.rpc.notify("nvim_command", "qa!")
 	}
-	if n.cmd != nil {
-		select {
-		case <-n.exited:
-		case <-time.After(10 * time.Second):
-			n.t.Errorf("nvim did not exit within 10s of :qa!; killing it\n%s", n.diagnostics())
-			_ = n.cmd.Process.Kill()
-			<-n.exited
-		}
+	if n.proc != nil {
+		n.proc.WaitOrKill(n.t, 10*time.Second, n.diagnostics)
 	}
 	if n.pane != nil {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			exited, _, err := n.pane.Exited()
-			if err != nil || exited || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		n.pane.AwaitExit(10 * time.Second)
 	}
 	if n.rpc != nil {
 		n.rpc.close()
@@ -334,7 +264,7 @@ func (n *Nvim) Mode(t testing.TB) string {
 func (n *Nvim) WaitLua(t testing.TB, what, code string, timeout time.Duration, args ...any) {
 	t.Helper()
 	var last any
-	ok := poll(timeout, func() bool {
+	ok := testkit.Poll(timeout, func() bool {
 		last = n.Lua(t, code, args...)
 		b, _ := last.(bool)
 		return b
@@ -375,16 +305,7 @@ func (n *Nvim) Notes(t testing.TB) []string {
 // WaitNote waits for a vim.notify message containing substr.
 func (n *Nvim) WaitNote(t testing.TB, substr string, timeout time.Duration) string {
 	t.Helper()
-	var found string
-	ok := poll(timeout, func() bool {
-		for _, m := range n.Notes(t) {
-			if strings.Contains(m, substr) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
+	found, ok := testkit.WaitContains(timeout, func() []string { return n.Notes(t) }, substr)
 	if !ok {
 		t.Fatalf("no notification containing %q within %v; notes: %q", substr, timeout, n.Notes(t))
 	}
@@ -398,144 +319,3 @@ func (n *Nvim) BufLines(t testing.TB, buf int) []string {
 	n.LuaJSON(t, &lines, "return vim.api.nvim_buf_get_lines(...,0,-1,false)", buf)
 	return lines
 }
-
-// poll waits for cond like testkit.Poll.
-func poll(timeout time.Duration, cond func() bool) bool { return testkit.Poll(timeout, cond) }
-
-// connect waits for the discovery file and connects a CLI to the sidecar.
-func connect(t testing.TB, sb *testkit.Sandbox) *testkit.CLI {
-	t.Helper()
-	_, f := sb.WaitDiscovery(t, waitTimeout)
-	return testkit.ConnectCLI(t, f.Port, f.AuthToken)
-}
-
-// writeFile writes content to name inside the workspace and returns its path.
-func writeFile(t testing.TB, sb *testkit.Sandbox, name, content string) string {
-	t.Helper()
-	p := filepath.Join(sb.Workspace, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// parseContext decodes an ide/contextUpdate.
-func parseContext(t testing.TB, raw json.RawMessage) idectx.IdeContext {
-	t.Helper()
-	var c idectx.IdeContext
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatalf("contextUpdate %s: %v", raw, err)
-	}
-	return c
-}
-
-// activeFile is the file the CLI treats as active (the newest, if marked
-// active), or nil.
-func activeFile(c idectx.IdeContext) *idectx.File {
-	if c.WorkspaceState == nil || len(c.WorkspaceState.OpenFiles) == 0 {
-		return nil
-	}
-	newest := &c.WorkspaceState.OpenFiles[0]
-	for i := range c.WorkspaceState.OpenFiles {
-		f := &c.WorkspaceState.OpenFiles[i]
-		if f.Timestamp > newest.Timestamp {
-			newest = f
-		}
-	}
-	if !newest.IsActive {
-		return nil
-	}
-	return newest
-}
-
-// openPaths lists the paths of the open files, newest first.
-func openPaths(c idectx.IdeContext) []string {
-	if c.WorkspaceState == nil {
-		return nil
-	}
-	files := append([]idectx.File(nil), c.WorkspaceState.OpenFiles...)
-	for i := range files {
-		for j := i + 1; j < len(files); j++ {
-			if files[j].Timestamp > files[i].Timestamp {
-				files[i], files[j] = files[j], files[i]
-			}
-		}
-	}
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.Path
-	}
-	return out
-}
-
-// want describes the active file a test waits for.
-type want struct {
-	path      string
-	line, col int     // 0: any
-	selection *string // nil: none expected
-	anySel    bool    // do not look at the selection
-}
-
-func (w want) matches(c idectx.IdeContext) bool {
-	f := activeFile(c)
-	if f == nil || f.Path != w.path {
-		return false
-	}
-	if w.line != 0 && (f.Cursor == nil || f.Cursor.Line != w.line || f.Cursor.Character != w.col) {
-		return false
-	}
-	if w.anySel {
-		return true
-	}
-	if w.selection == nil {
-		return f.SelectedText == nil || *f.SelectedText == ""
-	}
-	return f.SelectedText != nil && *f.SelectedText == *w.selection
-}
-
-func (w want) String() string {
-	sel := "none"
-	if w.anySel {
-		sel = "any"
-	} else if w.selection != nil {
-		sel = fmt.Sprintf("%q", *w.selection)
-	}
-	return fmt.Sprintf("active %s at %d:%d, selection %s", w.path, w.line, w.col, sel)
-}
-
-// latestContext is the last ide/contextUpdate the CLI received, if any.
-func latestContext(t testing.TB, cli *testkit.CLI) (idectx.IdeContext, bool) {
-	t.Helper()
-	notes := cli.All("ide/contextUpdate")
-	if len(notes) == 0 {
-		return idectx.IdeContext{}, false
-	}
-	return parseContext(t, notes[len(notes)-1].Params), true
-}
-
-// waitActive waits until the CLI's latest context has the active file w
-// describes, and returns that context.
-func waitActive(t testing.TB, cli *testkit.CLI, w want) idectx.IdeContext {
-	t.Helper()
-	return waitContext(t, cli, w.String(), w.matches)
-}
-
-// waitContext waits until the CLI's latest context satisfies ok.
-func waitContext(t testing.TB, cli *testkit.CLI, what string, ok func(idectx.IdeContext) bool) idectx.IdeContext {
-	t.Helper()
-	var c idectx.IdeContext
-	if !poll(waitTimeout, func() bool {
-		var have bool
-		c, have = latestContext(t, cli)
-		return have && ok(c)
-	}) {
-		raw, _ := json.Marshal(c)
-		t.Fatalf("the CLI's context never became: %s\nlast context: %s", what, raw)
-	}
-	return c
-}
-
-func ptr(s string) *string { return &s }

@@ -71,7 +71,7 @@ func TestHelpTags(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "doc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(pluginDir(t), "doc", "gemini-companion.txt"))
+	data, err := os.ReadFile(filepath.Join(testkit.PluginDir(t, "nvim"), "doc", "gemini-companion.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ import (
 
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
 
 func processAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := kill(pid, 0)
+	err := tmuxdrive.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
@@ -52,7 +53,7 @@ func TestSidecarStartsAndStopsWithNeovim(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("discovery file %s still exists after Neovim quit (err %v)", path, err)
 	}
-	if !poll(waitTimeout, func() bool { return !processAlive(pid) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return !processAlive(pid) }) {
 		t.Errorf("sidecar %d still runs after Neovim quit", pid)
 	}
 }
@@ -61,12 +62,12 @@ func TestSidecarStartsAndStopsWithNeovim(t *testing.T) {
 // connect to the new one and sees the open file.
 func TestSidecarRestartsAfterCrash(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{Args: []string{"a.txt"}})
 	nv.WaitRunning(t)
 	oldPath, _ := sb.WaitDiscovery(t, waitTimeout)
 	pid := nv.SidecarPID(t)
-	if err := kill(pid, syscall.SIGKILL); err != nil {
+	if err := tmuxdrive.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitNote(t, "restarting", waitTimeout)
@@ -74,7 +75,7 @@ func TestSidecarRestartsAfterCrash(t *testing.T) {
 	// The dead one's file is gone (a CLI must not find its dead port);
 	// the new one wrote its own.
 	var newPath string
-	if !poll(waitTimeout, func() bool {
+	if !testkit.Poll(waitTimeout, func() bool {
 		files := sb.DiscoveryFiles()
 		if len(files) == 1 && files[0] != oldPath {
 			newPath = files[0]
@@ -92,7 +93,7 @@ func TestSidecarRestartsAfterCrash(t *testing.T) {
 		t.Errorf("new discovery file %s is not for port %d", newPath, port)
 	}
 	cli := testkit.ConnectCLI(t, port, token)
-	waitActive(t, cli, want{path: a, line: 1, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 1, Col: 1}, waitTimeout)
 	if got, _ := nv.Lua(t, `return require("gemini_companion").statusline()`).(string); !strings.HasPrefix(got, "Gemini: 1 CLI") {
 		t.Errorf("statusline = %v after the CLI connected", nv.Lua(t, `return require("gemini_companion").statusline()`))
 	}
@@ -144,13 +145,13 @@ func TestStartStopRestartAndStatus(t *testing.T) {
 	pid := nv.SidecarPID(t)
 	nv.Cmd(t, "GeminiRestart")
 	nv.WaitLua(t, "a restarted sidecar", `local s = require("gemini_companion.sidecar"); return s.running() and s.state.pid ~= ...`, waitTimeout, pid)
-	if !poll(waitTimeout, func() bool { return len(sb.DiscoveryFiles()) == 1 && !processAlive(pid) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return len(sb.DiscoveryFiles()) == 1 && !processAlive(pid) }) {
 		t.Errorf("after :GeminiRestart: discovery files %v, old pid alive %v", sb.DiscoveryFiles(), processAlive(pid))
 	}
 
 	nv.Cmd(t, "GeminiStop")
 	nv.WaitLua(t, "the sidecar to stop", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
-	if !poll(waitTimeout, func() bool { return len(sb.DiscoveryFiles()) == 0 }) {
+	if !testkit.Poll(waitTimeout, func() bool { return len(sb.DiscoveryFiles()) == 0 }) {
 		t.Errorf("discovery files remain after :GeminiStop: %v", sb.DiscoveryFiles())
 	}
 	if got := nv.Lua(t, `return require("gemini_companion").statusline()`); got != "Gemini: off" {
@@ -246,12 +247,12 @@ func TestRestartGivesUp(t *testing.T) {
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"sidecar": map[string]any{"max_restarts": 1}}})
 	nv.WaitRunning(t)
 	first := nv.SidecarPID(t)
-	if err := kill(first, syscall.SIGKILL); err != nil {
+	if err := tmuxdrive.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitLua(t, "a restarted sidecar", `local s = require("gemini_companion.sidecar"); return s.running() and s.state.pid ~= ...`, waitTimeout, first)
 	second := nv.SidecarPID(t)
-	if err := kill(second, syscall.SIGKILL); err != nil {
+	if err := tmuxdrive.Kill(second, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	nv.WaitNote(t, "not restarting it", waitTimeout)
@@ -269,16 +270,16 @@ func TestRestartGivesUp(t *testing.T) {
 // also when set by a later setup() call.
 func TestTrustReachesTheCLI(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{Setup: map[string]any{"trusted": false}, Args: []string{"a.txt"}})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	trusted := func(want bool) func(idectx.IdeContext) bool {
 		return func(c idectx.IdeContext) bool {
 			return c.WorkspaceState != nil && c.WorkspaceState.IsTrusted != nil && *c.WorkspaceState.IsTrusted == want &&
-				slices.Contains(openPaths(c), a)
+				slices.Contains(testkit.OpenPaths(c), a)
 		}
 	}
-	waitContext(t, cli, "an untrusted workspace", trusted(false))
+	testkit.WaitContext(t, cli, "an untrusted workspace", waitTimeout, trusted(false))
 	nv.Lua(t, `require("gemini_companion").setup({ trusted = true })`)
-	waitContext(t, cli, "a trusted workspace", trusted(true))
+	testkit.WaitContext(t, cli, "a trusted workspace", waitTimeout, trusted(true))
 }

@@ -54,7 +54,7 @@ return { found = false }`, path)
 func waitView(t testing.TB, nv *Nvim, path, what string, ok func(viewState) bool) viewState {
 	t.Helper()
 	var v viewState
-	if !poll(waitTimeout, func() bool {
+	if !testkit.Poll(waitTimeout, func() bool {
 		var found bool
 		v, found = viewOf(t, nv, path)
 		return found && ok(v)
@@ -69,14 +69,14 @@ func waitView(t testing.TB, nv *Nvim, path, what string, ok func(viewState) bool
 // then the second proposal opens as a view of its own.
 func TestDiffFromASecondSessionIsQueuedAndLabelled(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	one := connect(t, sb)
-	two := connect(t, sb)
+	one := testkit.Connect(t, sb, waitTimeout)
+	two := testkit.Connect(t, sb, waitTimeout)
 
-	openDiff(t, one, a, "from one\n")
+	one.MustOpenDiff(t, a, "from one\n")
 	first := waitView(t, nv, a, "the first proposal", func(v viewState) bool { return v.DiffID > 0 })
-	openDiff(t, two, a, "from two\n")
+	two.MustOpenDiff(t, a, "from two\n")
 	v := waitView(t, nv, a, "the queue", func(v viewState) bool { return v.Queued == 1 })
 	if v.DiffID != first.DiffID || !strings.Contains(v.RightStatus, "1 more proposal queued") {
 		t.Fatalf("the open view changed or does not say a proposal is queued: %+v", v)
@@ -88,7 +88,7 @@ func TestDiffFromASecondSessionIsQueuedAndLabelled(t *testing.T) {
 
 	nv.Cmd(t, "GeminiAccept")
 	raw := one.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "from one\n" {
+	if _, c := testkit.DiffNote(t, raw); c != "from one\n" {
 		t.Fatalf("first CLI got %s", raw)
 	}
 	second := waitView(t, nv, a, "the second proposal", func(v viewState) bool { return v.DiffID != first.DiffID })
@@ -112,10 +112,10 @@ func TestDiffFromASecondSessionIsQueuedAndLabelled(t *testing.T) {
 // view says so, and a first :w does not overwrite it; a second does.
 func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "proposed\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
 
 	if err := os.WriteFile(a, []byte("changed elsewhere\n"), 0o644); err != nil {
@@ -139,7 +139,7 @@ func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 	}
 	nv.Cmd(t, "GeminiAccept")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "proposed\n" {
+	if _, c := testkit.DiffNote(t, raw); c != "proposed\n" {
 		t.Fatalf("diffAccepted %s", raw)
 	}
 	waitNoDiffTab(t, nv, a, 1)
@@ -148,10 +148,10 @@ func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 // The file is deleted on disk under an open diff.
 func TestDiffDeletedOnDiskIsShown(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "proposed\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
 	os.Remove(a)
 	v := waitView(t, nv, a, "the delete", func(v viewState) bool { return v.Disk == "deletedOnDisk" })
@@ -170,10 +170,10 @@ func TestDiffDeletedOnDiskIsShown(t *testing.T) {
 // opens the text in a buffer of its own, since nothing was written.
 func TestDiffOrphanedWhenItsCLIGoes(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "proposed\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
 	cli.Session.Close()
 	v := waitView(t, nv, a, "the orphaned state", func(v viewState) bool { return v.Orphaned })
@@ -201,9 +201,9 @@ return false`, waitTimeout, a)
 func TestDiffOutsideTheWorkspaceHasANote(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	out := filepath.Join(sb.Home, "notes.txt")
-	openDiff(t, cli, out, "x\n")
+	cli.MustOpenDiff(t, out, "x\n")
 	v := waitView(t, nv, out, "the view", func(v viewState) bool { return v.DiffID > 0 })
 	if !v.OutsideWorkspace || !strings.Contains(v.RightStatus, "outside the workspace") {
 		t.Fatalf("no note: %+v", v)
@@ -217,10 +217,10 @@ func TestDiffOutsideTheWorkspaceHasANote(t *testing.T) {
 // now; accepting that is the explicit choice.
 func TestDiffAcceptRacingAChangeOnDiskIsShownAgain(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	nv := startNvim(t, sb, Options{})
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "proposed\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
 	nv.Lua(t, `
 local path = ...
@@ -237,7 +237,7 @@ vim.cmd("GeminiAccept")`, a)
 	}
 	nv.Cmd(t, "GeminiAccept")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "proposed\n" {
+	if _, c := testkit.DiffNote(t, raw); c != "proposed\n" {
 		t.Fatalf("diffAccepted %s", raw)
 	}
 }

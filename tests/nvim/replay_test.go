@@ -1,192 +1,43 @@
 package nvim
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/transcript"
 )
 
-// The transcript replay plays the sidecar to the plugin's own code: the
-// plugin starts what it believes is gemini-ide-companion (this test binary,
-// re-executed as a relay between its stdin/stdout and a socket of the test),
-// the test sends the transcript's `sidecar` messages with Content-Length
-// framing, checks the plugin's messages against its `plugin` lines, and
-// performs its `user` steps through the plugin's diff UI (:w accepts, ...).
-// The format is docs/editor-link.md's (companion/protocol/transcripts).
+// The transcript replay plays the sidecar to the plugin's own code through
+// transcript's relay (the plugin starts this test binary as its sidecar),
+// checks the plugin's messages against the `plugin` lines, and performs the
+// `user` steps through the plugin's diff UI (:w accepts, ...). The format is
+// docs/editor-link.md's (companion/protocol/transcripts).
 
 // relayEnv names the socket a relay connects to; set only in the
 // environment of the Neovim a replay starts.
 const relayEnv = "GIC_NVIM_REPLAY_SOCKET"
 
-// relayLost is the relay's exit code when the test closes its socket, which
-// is how a replay makes "the sidecar" die.
-const relayLost = 3
-
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(relayEnv); addr != "" {
-		os.Exit(relay(addr))
-	}
+	transcript.RelayMain(relayEnv)
 	os.Exit(m.Run())
-}
-
-// relay is the stand-in sidecar process: it tells the test its arguments,
-// then copies bytes both ways until either side ends.
-func relay(addr string) int {
-	conn, err := net.Dial("unix", addr)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "replay relay: %v\n", err)
-		return 1
-	}
-	args, _ := json.Marshal(os.Args[1:])
-	if _, err := conn.Write(append(args, '\n')); err != nil {
-		return 1
-	}
-	go func() {
-		_, _ = io.Copy(conn, os.Stdin)
-		os.Exit(0) // the plugin closed our stdin
-	}()
-	_, _ = io.Copy(os.Stdout, conn)
-	return relayLost
-}
-
-// step is one line of a transcript.
-type step struct {
-	Comment string          `json:"comment"`
-	Plugin  json.RawMessage `json:"plugin"`
-	Sidecar json.RawMessage `json:"sidecar"`
-	CLI     json.RawMessage `json:"cli"`
-	User    *struct {
-		Action  string `json:"action"`
-		Content string `json:"content"`
-	} `json:"user"`
-	Restart json.RawMessage `json:"restart"`
-}
-
-func loadTranscript(t *testing.T, path string) []step {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var steps []step
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var s step
-		if err := json.Unmarshal([]byte(line), &s); err != nil {
-			t.Fatalf("%s:%d: %v", path, i+1, err)
-		}
-		steps = append(steps, s)
-	}
-	return steps
-}
-
-// transcripts lists the shared transcripts a plugin replays and the
-// plugin's own.
-func transcripts(t *testing.T) []string {
-	root := testkit.ModuleRoot(t)
-	var files []string
-	for _, dir := range []string{filepath.Join(root, "companion", "protocol", "transcripts"), filepath.Join(root, "tests", "nvim", "testdata", "transcripts")} {
-		m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, f := range m {
-			// sidecar-* files test the sidecar's own answers (errors,
-			// protocol 1): nothing a plugin sends.
-			if !strings.HasPrefix(filepath.Base(f), "sidecar-") {
-				files = append(files, f)
-			}
-		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no transcripts found")
-	}
-	return files
 }
 
 // TestTranscriptReplay replays every transcript against the plugin in a
 // headless Neovim.
 func TestTranscriptReplay(t *testing.T) {
 	requireNvim(t)
-	for _, path := range transcripts(t) {
-		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		t.Run(name, func(t *testing.T) {
-			steps := loadTranscript(t, path)
-			r := newReplayer(t)
-			r.run(steps)
-		})
-	}
-}
-
-// link is one connection from a relay: one life of the stand-in sidecar.
-type link struct {
-	conn net.Conn
-	args []string
-	msgs chan map[string]any // from the plugin, in order
-	errc chan error
-	wmu  sync.Mutex
-}
-
-func (l *link) read(r *bufio.Reader) {
-	defer close(l.msgs)
-	for {
-		n := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					l.errc <- err
-				}
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-				n, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-		}
-		if n < 0 {
-			l.errc <- errors.New("the plugin sent a header block without Content-Length")
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			l.errc <- fmt.Errorf("body: %w", err)
-			return
-		}
-		var msg map[string]any
-		if err := json.Unmarshal(body, &msg); err != nil {
-			l.errc <- fmt.Errorf("the plugin sent %q: %w", body, err)
-			return
-		}
-		l.msgs <- msg
-	}
-}
-
-func (l *link) send(msg map[string]any) error {
-	body, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	_, err = fmt.Fprintf(l.conn, "Content-Length: %d\r\n\r\n%s", len(body), body)
-	return err
+	transcript.RunPlugin(t, "tests/nvim/testdata/transcripts", func(t *testing.T, steps []transcript.Step) {
+		newReplayer(t).run(steps)
+	})
 }
 
 // pendingReq is a request one side sent that the other has yet to answer.
@@ -201,8 +52,8 @@ type replayer struct {
 	t       *testing.T
 	sb      *testkit.Sandbox
 	nv      *Nvim
-	ln      net.Listener
-	l       *link
+	relays  *transcript.Relays
+	l       *transcript.Link
 	vars    map[string]string
 	fromPl  []pendingReq // plugin requests not answered yet
 	fromSc  []pendingReq // sidecar requests not answered yet
@@ -221,37 +72,15 @@ type replayer struct {
 }
 
 func newReplayer(t *testing.T) *replayer {
-	sb := testkit.NewSandbox(t)
-	dir, err := os.MkdirTemp("", "gicrp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "relay.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replayer{t: t, sb: sb, ln: ln, nextID: 1000, vars: map[string]string{"workspace": sb.Workspace},
-		last: map[string]any{}, done: map[int]bool{}}
-	for _, name := range []string{"file", "file2", "file3"} {
-		r.vars[name] = filepath.Join(sb.Workspace, name+".txt")
-	}
-	// ${file} exists when a replay starts; ${file2} and ${file3} do not.
-	if err := os.WriteFile(r.vars["file"], []byte("one\ntwo\nthree\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+sock)
+	st := transcript.NewStandIn(t, "gicrp")
+	sb := st.SB
+	r := &replayer{t: t, sb: sb, relays: st.Relays, nextID: 1000, vars: st.Vars, last: map[string]any{}, done: map[int]bool{}}
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"), relayEnv+"="+st.Relays.Sock)
 	// The CLI :GeminiCli starts writes its environment down.
 	r.envFile = filepath.Join(sb.TmpDir, "cli-env.txt")
 	script := "{ echo; env; echo END; } > '" + r.envFile + "'; exec cat"
 	r.nv = startNvim(t, sb, Options{NoBinary: true, Env: env, Setup: map[string]any{
-		"sidecar":  map[string]any{"cmd": self, "build": false},
+		"sidecar":  map[string]any{"cmd": st.Sidecar, "build": false},
 		"terminal": map[string]any{"cmd": []string{"sh", "-c", script}, "position": "bottom", "start_insert": false},
 	}})
 	r.accept()
@@ -261,167 +90,48 @@ func newReplayer(t *testing.T) *replayer {
 // accept waits for the plugin's (next) sidecar process to connect.
 func (r *replayer) accept() {
 	r.t.Helper()
-	type res struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		c, err := r.ln.Accept()
-		ch <- res{c, err}
-	}()
-	var got res
-	select {
-	case got = <-ch:
-	case <-time.After(waitTimeout):
-		r.t.Fatalf("the plugin did not start its sidecar within %v\n%s", waitTimeout, r.nv.diagnostics())
-	}
-	if got.err != nil {
-		r.t.Fatal(got.err)
-	}
-	br := bufio.NewReader(got.c)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		r.t.Fatalf("relay: %v", err)
-	}
-	l := &link{conn: got.c, msgs: make(chan map[string]any, 64), errc: make(chan error, 1)}
-	if err := json.Unmarshal([]byte(line), &l.args); err != nil {
-		r.t.Fatalf("relay args %q: %v", line, err)
-	}
-	for _, want := range []string{"--stdio", "--framing=lsp"} {
-		if !slices.Contains(l.args, want) {
-			r.t.Errorf("the plugin runs the sidecar with %q, without %s", l.args, want)
-		}
-	}
-	go l.read(br)
-	r.l = l
+	r.l = r.relays.Accept(r.t, waitTimeout, r.nv.diagnostics)
 	r.fromPl, r.fromSc = nil, nil
-	r.t.Cleanup(func() { got.c.Close() })
 }
 
 // subst replaces ${workspace}, ${file}, ... in every string of v.
-func (r *replayer) subst(v any) any {
-	switch x := v.(type) {
-	case string:
-		for k, val := range r.vars {
-			x = strings.ReplaceAll(x, "${"+k+"}", val)
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.subst(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = r.subst(e)
-		}
-		return out
-	}
-	return v
-}
+func (r *replayer) subst(v any) any { return transcript.SubstituteValue(v, r.vars) }
 
-func decodeMsg(t *testing.T, raw json.RawMessage) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("transcript message %s: %v", raw, err)
+// object decodes a plugin or sidecar step's message.
+func (r *replayer) object(s transcript.Step) map[string]any {
+	r.t.Helper()
+	m, err := s.Object()
+	if err != nil {
+		r.t.Fatalf("transcript: %v", err)
 	}
 	return m
 }
 
 // matches reports why got does not match want (transcript rules), or "".
-func matches(want, got any, path string) string { return matchRec(want, got, path, nil) }
-
-// matchRec is matches; rec (if not nil) gets every value a placeholder
-// matched, by its key.
-func matchRec(want, got any, path string, rec func(key string, v any)) string {
-	key := path[strings.LastIndex(path, ".")+1:]
-	if w, ok := want.(string); ok && rec != nil && strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">") {
-		defer func() { rec(key, got) }()
-	}
-	switch w := want.(type) {
-	case string:
-		switch w {
-		case "<any>":
-			return ""
-		case "<string>":
-			if _, ok := got.(string); ok {
-				return ""
-			}
-			return fmt.Sprintf("%s: want a string, got %v", path, got)
-		case "<number>":
-			if _, ok := got.(float64); ok {
-				return ""
-			}
-			return fmt.Sprintf("%s: want a number, got %v", path, got)
-		case "<id>":
-			switch got.(type) {
-			case float64, string:
-				return ""
-			}
-			return fmt.Sprintf("%s: want an id, got %v", path, got)
-		}
-		if g, ok := got.(string); ok && g == w {
-			return ""
-		}
-		return fmt.Sprintf("%s: want %q, got %#v", path, w, got)
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: want an object, got %#v", path, got)
-		}
-		for k, wv := range w {
-			gv, present := g[k]
-			if !present {
-				return fmt.Sprintf("%s.%s: missing", path, k)
-			}
-			if why := matchRec(wv, gv, path+"."+k, rec); why != "" {
-				return why
-			}
-		}
-		return ""
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return fmt.Sprintf("%s: want %d elements, got %#v", path, len(w), got)
-		}
-		for i := range w {
-			if why := matchRec(w[i], g[i], fmt.Sprintf("%s[%d]", path, i), rec); why != "" {
-				return why
-			}
-		}
-		return ""
-	}
-	if reflect.DeepEqual(want, got) {
-		return ""
-	}
-	return fmt.Sprintf("%s: want %#v, got %#v", path, want, got)
+func matches(want, got any) string {
+	_, _, why := transcript.Match(want, got, transcript.IsID)
+	return why
 }
 
-func isRequest(m map[string]any) bool  { _, id := m["id"]; _, meth := m["method"]; return id && meth }
-func isResponse(m map[string]any) bool { _, id := m["id"]; _, meth := m["method"]; return id && !meth }
+func isRequest(m map[string]any) bool  { return transcript.IsRequest(m) }
+func isResponse(m map[string]any) bool { return transcript.IsResponse(m) }
 
 // next returns the plugin's next message.
 func (r *replayer) next(what string) map[string]any {
 	r.t.Helper()
-	select {
-	case m, ok := <-r.l.msgs:
-		if !ok {
-			r.t.Fatalf("the link closed while waiting for %s\n%s", what, r.nv.diagnostics())
-		}
-		return m
-	case err := <-r.l.errc:
-		r.t.Fatalf("reading the plugin's messages: %v", err)
-	case <-time.After(waitTimeout):
-		r.t.Fatalf("no message from the plugin within %v; want %s\n%s", waitTimeout, what, r.nv.diagnostics())
+	m, err := r.l.Next(waitTimeout)
+	switch {
+	case errors.Is(err, transcript.ErrLinkClosed):
+		r.t.Fatalf("the link closed while waiting for %s\n%s", what, r.nv.diagnostics())
+	case errors.Is(err, transcript.ErrNoMessage):
+		r.t.Fatalf("%v; want %s\n%s", err, what, r.nv.diagnostics())
+	case err != nil:
+		r.t.Fatal(err)
 	}
-	return nil
+	return m
 }
 
-func (r *replayer) run(steps []step) {
+func (r *replayer) run(steps []transcript.Step) {
 	afterUser := false
 	for i, s := range steps {
 		where := fmt.Sprintf("step %d", i+1)
@@ -429,20 +139,20 @@ func (r *replayer) run(steps []step) {
 			afterUser = true
 			continue
 		}
-		if s.Sidecar != nil {
+		if s.Actor == "sidecar" {
 			r.userFirst(steps, i)
 		}
-		switch {
-		case s.Comment != "" || s.CLI != nil:
-		case s.Plugin != nil:
-			r.expect(where, r.subst(decodeMsg(r.t, s.Plugin)).(map[string]any), afterUser)
-		case s.Sidecar != nil:
+		switch s.Actor {
+		case "plugin":
+			r.expect(where, r.subst(r.object(s)).(map[string]any), afterUser)
+		case "sidecar":
 			afterUser = false
-			r.play(where, r.subst(decodeMsg(r.t, s.Sidecar)).(map[string]any))
-		case s.User != nil:
+			r.play(where, r.subst(r.object(s)).(map[string]any))
+		case "user":
 			afterUser = true
-			r.user(where, s.User.Action, s.User.Content)
-		case s.Restart != nil:
+			u := s.User()
+			r.user(where, u.Action, u.Content)
+		case "restart":
 			afterUser = false
 			r.crash(where)
 		}
@@ -494,7 +204,8 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 	method, _ := want["method"].(string)
 	var got map[string]any
 	for i, m := range r.stash {
-		if !isRequest(want) && !isResponse(want) && r.match(want, m) == "" {
+		if why, caps := r.match(want, m); !isRequest(want) && !isResponse(want) && why == "" {
+			transcript.Remember(r.last, caps)
 			got = m
 			r.stash = slices.Delete(r.stash, i, i+1)
 			break
@@ -502,8 +213,9 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 	}
 	for got == nil {
 		m := r.next(fmt.Sprintf("%s: %v (not yet matched: %v)", where, want, r.stash))
-		why := r.match(want, m)
+		why, caps := r.match(want, m)
 		if why == "" {
+			transcript.Remember(r.last, caps)
 			got = m
 			break
 		}
@@ -514,7 +226,6 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 		// A notification no line expects (yet): kept for a later line.
 		r.stash = append(r.stash, m)
 	}
-	_ = matchRec(want, got, "message", func(k string, v any) { r.last[k] = v })
 	switch {
 	case isRequest(got):
 		r.fromPl = append(r.fromPl, pendingReq{tid: want["id"], rid: got["id"], method: method, injected: injected})
@@ -529,37 +240,21 @@ func (r *replayer) await(where string, want map[string]any, injected int) {
 }
 
 // match is matches plus the id rules: a request's id is any id; a reply
-// carries the id of the sidecar request it answers.
-func (r *replayer) match(want, got map[string]any) string {
-	w := make(map[string]any, len(want))
-	for k, v := range want {
-		w[k] = v
-	}
-	if isResponse(want) {
-		if !isResponse(got) {
-			return "want a reply"
-		}
+// carries the id of the sidecar request it answers. It also returns what
+// the placeholders matched.
+func (r *replayer) match(want, got map[string]any) (string, []transcript.Capture) {
+	return transcript.MatchMessage(want, got, func(id any) string {
 		// "<id>": the earliest request of the sidecar not answered yet.
-		ok := false
 		for i, p := range r.fromSc {
 			if want["id"] == "<id>" && i == 0 || reflect.DeepEqual(p.tid, want["id"]) {
-				ok = reflect.DeepEqual(p.rid, got["id"])
+				if reflect.DeepEqual(p.rid, id) {
+					return ""
+				}
 				break
 			}
 		}
-		if !ok {
-			return fmt.Sprintf("id %v does not answer the request the transcript answers (open: %v)", got["id"], r.fromSc)
-		}
-		delete(w, "id")
-	} else if isRequest(want) {
-		if !isRequest(got) {
-			return "want a request"
-		}
-		w["id"] = "<id>"
-	} else if _, has := got["id"]; has {
-		return "want a notification"
-	}
-	return matches(w, got, "message")
+		return fmt.Sprintf("id %v does not answer the request the transcript answers (open: %v)", id, r.fromSc)
+	})
 }
 
 // inject makes the plugin send want through sidecar.request/notify and
@@ -623,7 +318,7 @@ func emptyObjects(v any) any {
 func (r *replayer) play(where string, msg map[string]any) {
 	r.t.Helper()
 	id, hasID := msg["id"]
-	msg = r.fill(msg, "").(map[string]any)
+	msg = transcript.Concretize(msg, r.last).(map[string]any)
 	if hasID {
 		msg["id"] = id
 	}
@@ -664,7 +359,7 @@ func (r *replayer) play(where string, msg map[string]any) {
 			}
 		}
 	}
-	if err := r.l.send(msg); err != nil {
+	if err := r.l.Send(msg); err != nil {
 		r.t.Fatalf("%s: send: %v", where, err)
 	}
 	if msg["method"] == "workspace/envChanged" {
@@ -690,7 +385,7 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 		}
 	case answered != nil && answered.method == "shutdown":
 		// The sidecar exits after its reply; the plugin must not restart it.
-		r.l.conn.Close()
+		r.l.Close()
 		nv.WaitLua(r.t, where+": the plugin to see its sidecar stop", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
 	case answered != nil && answered.injected == -2:
 		// :GeminiStatus prints the answer (or why there is none).
@@ -711,7 +406,7 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 			env = r.envChanged
 		}
 		var last string
-		if !poll(waitTimeout, func() bool {
+		if !testkit.Poll(waitTimeout, func() bool {
 			data, _ := os.ReadFile(r.envFile)
 			last = string(data)
 			if !strings.HasSuffix(last, "\nEND\n") {
@@ -739,7 +434,7 @@ func (r *replayer) observe(where string, msg map[string]any, answered *pendingRe
 			if ge == nil || ge["code"] != e["code"] {
 				r.t.Errorf("%s: sidecar.request's callback got error %v, want code %v", where, got["err"], e["code"])
 			}
-		} else if why := matches(msg["result"], got["result"], "result"); why != "" && !(msg["result"] == nil && got["result"] == nil) {
+		} else if why := matches(msg["result"], got["result"]); why != "" && !(msg["result"] == nil && got["result"] == nil) {
 			r.t.Errorf("%s: sidecar.request's callback got %v: %s", where, got["result"], why)
 		}
 	case msg["method"] == "log":
@@ -780,8 +475,8 @@ func (r *replayer) message(name string, vars map[string]string) string {
 func (r *replayer) crash(where string) {
 	r.t.Helper()
 	r.crashes++
-	r.l.conn.Close()
-	r.nv.WaitNote(r.t, r.message("restarting", map[string]string{"reason": "exit code " + strconv.Itoa(relayLost)}), waitTimeout)
+	r.l.Close()
+	r.nv.WaitNote(r.t, r.message("restarting", map[string]string{"reason": "exit code " + strconv.Itoa(transcript.RelayLost)}), waitTimeout)
 	r.restart = true
 	r.accept()
 }
@@ -851,7 +546,7 @@ func (r *replayer) finish() {
 	for {
 		m := r.next("shutdown")
 		if m["method"] == "shutdown" {
-			_ = r.l.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": nil})
+			_ = r.l.Send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": nil})
 			break
 		}
 		if isRequest(m) {
@@ -859,7 +554,7 @@ func (r *replayer) finish() {
 			r.t.Errorf("after the transcript the plugin sent %s", raw)
 		}
 	}
-	r.l.conn.Close()
+	r.l.Close()
 	r.nv.WaitLua(r.t, "the plugin to stop its sidecar", `return require("gemini_companion.sidecar").state.status == "stopped"`, waitTimeout)
 	if notes := r.nv.Notes(r.t); r.crashes == 0 && slices.ContainsFunc(notes, func(s string) bool { return strings.Contains(s, "restarting") }) {
 		r.t.Errorf("the replay had no crash, yet the plugin reported one: %q", notes)
@@ -976,7 +671,7 @@ func TestPolicyComesFromTheSidecar(t *testing.T) {
 	requireNvim(t)
 	r := newReplayer(t)
 	nv := r.nv
-	file := writeFile(t, r.sb, "sel.txt", "1234567890abcdef\n")
+	file := r.sb.WriteFile(t, "sel.txt", "1234567890abcdef\n")
 	policy := map[string]any{
 		"restart":  map[string]any{"delaysMs": []any{10.0}, "windowMs": 60000.0, "maxRestarts": 1.0},
 		"limits":   map[string]any{"maxSelectionBytes": 8.0},
@@ -998,7 +693,7 @@ func TestPolicyComesFromTheSidecar(t *testing.T) {
 	r.crash("first crash") // waits for "link lost (exit code 3), again"
 	handshake()
 	r.crashes++
-	r.l.conn.Close()
+	r.l.Close()
 	msg := nv.WaitNote(t, "link lost 2 times (exit code 3), done", waitTimeout)
 	if !strings.HasSuffix(msg, "link lost 2 times (exit code 3), done") {
 		t.Errorf("the give-up message %q is not the sidecar's text", msg)
@@ -1009,66 +704,36 @@ func TestPolicyComesFromTheSidecar(t *testing.T) {
 	}
 }
 
-// fill gives the placeholders of a message to send values: the value last
-// matched (or sent) under the same key, else <number> 1, <string> "x",
-// <any> null.
-func (r *replayer) fill(v any, key string) any {
-	switch x := v.(type) {
-	case string:
-		def, ok := map[string]any{"<number>": 1.0, "<string>": "x", "<any>": nil, "<id>": 1.0}[x]
-		if !ok {
-			return x
-		}
-		if last, seen := r.last[key]; seen {
-			return last
-		}
-		r.last[key] = def
-		return def
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.fill(e, key)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = r.fill(e, k)
-		}
-		return out
-	}
-	return v
-}
-
 // userFirst handles a race a transcript records in order: the plugin
 // answers the sidecar's diff/close at step i with "content": null (its view
 // was already gone) although the replay still shows the view, because the
 // user's next action reached the plugin first. The replay then performs
 // that action before sending diff/close.
-func (r *replayer) userFirst(steps []step, i int) {
+func (r *replayer) userFirst(steps []transcript.Step, i int) {
 	r.t.Helper()
-	msg := decodeMsg(r.t, steps[i].Sidecar)
+	msg := r.object(steps[i])
 	if msg["method"] != "diff/close" {
 		return
 	}
 	var reply map[string]any
 	for j := i + 1; j < len(steps); j++ {
 		switch s := steps[j]; {
-		case s.Comment != "" || s.CLI != nil:
+		case s.Actor == "comment" || s.Actor == "cli":
 			continue
-		case s.Plugin != nil && reply == nil:
-			reply = decodeMsg(r.t, s.Plugin)
+		case s.Actor == "plugin" && reply == nil:
+			reply = r.object(s)
 			res, _ := reply["result"].(map[string]any)
 			if c, ok := res["content"]; !ok || c != nil || !isResponse(reply) {
 				return
 			}
 			continue
-		case s.User != nil && reply != nil:
+		case s.Actor == "user" && reply != nil:
 			var open int
 			r.nv.LuaJSON(r.t, &open, `return #require("gemini_companion.diff").paths()`)
 			if open > 0 {
-				r.t.Logf("step %d: the user's %s reaches the plugin before diff/close (the transcript's reply says the view was gone)", j+1, s.User.Action)
-				r.user(fmt.Sprintf("step %d", j+1), s.User.Action, s.User.Content)
+				u := s.User()
+				r.t.Logf("step %d: the user's %s reaches the plugin before diff/close (the transcript's reply says the view was gone)", j+1, u.Action)
+				r.user(fmt.Sprintf("step %d", j+1), u.Action, u.Content)
 				r.done[j] = true
 			}
 		}

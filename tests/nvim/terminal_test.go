@@ -23,7 +23,7 @@ return table.concat(vim.api.nvim_buf_get_lines(term.buf, 0, -1, false), "\n")`)
 func waitTermText(t testing.TB, nv *Nvim, substr string) {
 	t.Helper()
 	var last string
-	if !poll(waitTimeout, func() bool {
+	if !testkit.Poll(waitTimeout, func() bool {
 		last = termText(t, nv)
 		return strings.Contains(last, substr)
 	}) {
@@ -36,8 +36,8 @@ func waitTermText(t testing.TB, nv *Nvim, substr string) {
 // file or lines into it; :GeminiToggle hides and shows it.
 func TestGeminiCliTerminalAndSend(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "a.txt", "one\ntwo\nthree\n")
-	writeFile(t, sb, "dir/my file(1).txt", "x\n")
+	sb.WriteFile(t, "a.txt", "one\ntwo\nthree\n")
+	sb.WriteFile(t, "dir/my file(1).txt", "x\n")
 	envOut := filepath.Join(sb.TmpDir, "cli-env.txt")
 	// A stand-in CLI: saves its environment, shows the prompt text the
 	// real CLI shows, then echoes what it is sent.
@@ -112,7 +112,7 @@ func TestGeminiCliTerminalAndSend(t *testing.T) {
 // :GeminiSend before the CLI runs starts it and waits for its prompt.
 func TestSendStartsTheCli(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	writeFile(t, sb, "a.txt", "one\n")
+	sb.WriteFile(t, "a.txt", "one\n")
 	// The prompt shows only after a while; text sent earlier would be lost.
 	script := "sleep 1; printf 'Type your message\\n'; exec cat"
 	nv := startNvim(t, sb, Options{Setup: map[string]any{

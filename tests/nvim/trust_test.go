@@ -13,11 +13,11 @@ import (
 // would override it and load the folder's settings without asking).
 func TestNoTrustClaimedByDefault(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
 	startNvim(t, sb, Options{Args: []string{"a.txt"}})
-	cli := connect(t, sb)
-	c := waitContext(t, cli, "a context with a.txt", func(c idectx.IdeContext) bool {
-		return c.WorkspaceState != nil && slices.Contains(openPaths(c), a)
+	cli := testkit.Connect(t, sb, waitTimeout)
+	c := testkit.WaitContext(t, cli, "a context with a.txt", waitTimeout, func(c idectx.IdeContext) bool {
+		return c.WorkspaceState != nil && slices.Contains(testkit.OpenPaths(c), a)
 	})
 	if c.WorkspaceState.IsTrusted != nil {
 		t.Fatalf("the plugin claimed isTrusted=%v for the CLI; want none", *c.WorkspaceState.IsTrusted)

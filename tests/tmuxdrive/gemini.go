@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -121,4 +122,20 @@ func MergeEnv(base []string, overrides ...string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// EditorEnv is base with GeminiEnv's variables over it and without
+// SSH_CONNECTION: the environment of an editor that runs the real CLI in
+// its terminal. Without SSH_CONNECTION (as on a desktop) the plugin itself
+// must lead the CLI to 127.0.0.1 in a container, as it does for users.
+func EditorEnv(t testing.TB, base []string, home, tmpDir, baseURL string) []string {
+	t.Helper()
+	env := MergeEnv(base, GeminiEnv(t, home, tmpDir, baseURL)...)
+	kept := env[:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
 }

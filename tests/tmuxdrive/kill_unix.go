@@ -4,5 +4,6 @@ package tmuxdrive
 
 import "syscall"
 
-// kill sends sig to pid.
-func kill(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
+// Kill sends sig to pid (0: only checks that it exists), for tests that
+// end or probe the processes an editor started.
+func Kill(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }

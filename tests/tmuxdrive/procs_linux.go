@@ -14,7 +14,7 @@ type proc struct {
 
 type procStat struct {
 	proc
-	ppid, session int
+	ppid, pgrp, session int
 }
 
 // readStats returns every live (non-zombie) process on the machine.
@@ -25,33 +25,60 @@ func readStats() []procStat {
 	}
 	var out []procStat
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+		if st, ok := readStat(e.Name()); ok {
+			out = append(out, st)
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp session ... starttime(22nd) ...":
-		// comm may hold anything, so split after its closing parenthesis.
-		s := string(data)
-		end := strings.LastIndexByte(s, ')')
-		if end < 0 {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		ppid, err1 := strconv.Atoi(f[1])
-		session, err2 := strconv.Atoi(f[3])
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		out = append(out, procStat{proc: proc{pid: pid, start: f[19]}, ppid: ppid, session: session})
 	}
 	return out
+}
+
+// readStat reads /proc/<name>/stat; false when name is no live (non-zombie)
+// process.
+func readStat(name string) (procStat, bool) {
+	pid, err := strconv.Atoi(name)
+	if err != nil {
+		return procStat{}, false
+	}
+	data, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// "pid (comm) state ppid pgrp session ... starttime(22nd) ...":
+	// comm may hold anything, so split after its closing parenthesis.
+	s := string(data)
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return procStat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	session, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, false
+	}
+	return procStat{proc: proc{pid: pid, start: f[19]}, ppid: ppid, pgrp: pgrp, session: session}, true
+}
+
+// PIDAlive reports whether pid runs (a zombie does not).
+func PIDAlive(pid int) bool {
+	_, ok := readStat(strconv.Itoa(pid))
+	return ok
+}
+
+// GroupAlive reports whether a live process is in the process group or
+// the session pgid: whether anything a job leader started (a job Vim
+// starts leads both) still runs.
+func GroupAlive(pgid int) bool {
+	for _, s := range readStats() {
+		if s.pgrp == pgid || s.session == pgid {
+			return true
+		}
+	}
+	return false
 }
 
 // family returns the live processes that belong to the program pid: its
@@ -97,6 +124,19 @@ func alive(procs []proc) []proc {
 		if start, ok := now[p.pid]; ok && start == p.start {
 			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// Descendants returns pid and every live process below it.
+func Descendants(pid int) []int {
+	children := map[int][]int{}
+	for _, s := range readStats() {
+		children[s.ppid] = append(children[s.ppid], s.pid)
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
 	}
 	return out
 }

@@ -19,10 +19,11 @@ func alive(procs []proc) []proc {
 	return out
 }
 
-// kill ends pid: Windows has no signals to send, only termination.
-func kill(pid int, _ syscall.Signal) error {
+// Kill ends pid for any signal but 0, which only checks that it exists:
+// Windows has no signals to send, only termination.
+func Kill(pid int, sig syscall.Signal) error {
 	p, err := os.FindProcess(pid)
-	if err != nil {
+	if err != nil || sig == 0 {
 		return err
 	}
 	return p.Kill()

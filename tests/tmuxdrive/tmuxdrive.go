@@ -61,6 +61,17 @@ func Require(t testing.TB) {
 	}
 }
 
+// RequireProgram returns the path of the executable name (an editor),
+// or stops the test as Missing does, saying why: its install hint.
+func RequireProgram(t testing.TB, name, why string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, why)
+	}
+	return p
+}
+
 // Missing stops a test that needs something this machine lacks: with CI set
 // (CI=true, as CI systems do) it fails, so that a broken CI image cannot pass
 // by skipping; elsewhere it skips with the reason.
@@ -318,7 +329,7 @@ func reap(t testing.TB, procs []proc) {
 		}
 		for _, p := range left {
 			if signalled[p] != sig {
-				_ = kill(p.pid, sig)
+				_ = Kill(p.pid, sig)
 				signalled[p] = sig
 			}
 		}
@@ -356,6 +367,23 @@ func (p *Pane) Exited() (exited bool, status int, err error) {
 		return true, 128 + sig, nil
 	}
 	return true, UnknownStatus, nil
+}
+
+// AwaitExit waits up to timeout for the program to exit (or for tmux to
+// be gone) and reports whether it did; unlike WaitExit it never fails the
+// test, for cleanups that only give the program time to quit.
+func (p *Pane) AwaitExit(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		exited, _, err := p.Exited()
+		if err != nil || exited {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // WaitExit waits until the program exits and returns its exit status (see

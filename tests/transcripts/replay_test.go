@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/transcript"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/wirecheck"
 )
 
@@ -30,16 +30,13 @@ import (
 // short enough that a missing message is reported.
 const wait = 20 * time.Second
 
-// fileContent is what ${file} holds when a replay starts (README).
-const fileContent = "one\ntwo\nthree\n"
-
 // TestTranscripts replays every transcript against the real sidecar, in
 // both framings: plugin messages are sent, sidecar messages must arrive and
 // match (and fit the JSON Schema), cli steps are performed by a real MCP
 // client against the sidecar's HTTP endpoint.
 func TestTranscripts(t *testing.T) {
 	root := testkit.ModuleRoot(t)
-	trs, err := Load(filepath.Join(root, "companion", "protocol", "transcripts"))
+	trs, err := transcript.Load(transcript.Dir(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +64,7 @@ func TestTranscripts(t *testing.T) {
 // these lines, so they must be what the schema allows.
 func TestPluginLinesFitTheSchema(t *testing.T) {
 	root := testkit.ModuleRoot(t)
-	trs, err := Load(filepath.Join(root, "companion", "protocol", "transcripts"))
+	trs, err := transcript.Load(transcript.Dir(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +78,11 @@ func TestPluginLinesFitTheSchema(t *testing.T) {
 			if st.Actor != "plugin" {
 				continue
 			}
-			v, err := Substitute(st.Body, map[string]string{"workspace": "/w", "file": "/w/file.txt", "file2": "/w/file2.txt"})
+			v, err := transcript.Substitute(st.Body, map[string]string{"workspace": "/w", "file": "/w/file.txt", "file2": "/w/file2.txt"})
 			if err != nil {
 				t.Fatalf("%s:%d: %v", tr.Name, st.Line, err)
 			}
-			m, ok := Concretize(v, nil).(map[string]any)
+			m, ok := transcript.Concretize(v, nil).(map[string]any)
 			if !ok {
 				t.Errorf("%s:%d: a plugin line outside errors-* is not a message object", tr.Name, st.Line)
 				continue
@@ -227,17 +224,11 @@ type replayer struct {
 
 func newReplayer(t *testing.T, bin, framing string, sch *schemaSet) *replayer {
 	sb := testkit.NewSandbox(t)
-	file := filepath.Join(sb.Workspace, "file.txt")
-	if err := os.WriteFile(file, []byte(fileContent), 0o600); err != nil {
+	vars, err := transcript.Workspace(sb.Workspace)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replayer{t: t, bin: bin, framing: framing, sch: sch, sb: sb, captured: map[string]any{},
-		vars: map[string]string{
-			"workspace": sb.Workspace,
-			"file":      file,
-			"file2":     filepath.Join(sb.Workspace, "file2.txt"),
-			"file3":     filepath.Join(sb.Workspace, "file3.txt"),
-		}}
+	r := &replayer{t: t, bin: bin, framing: framing, sch: sch, sb: sb, captured: map[string]any{}, vars: vars}
 	r.start()
 	return r
 }
@@ -269,7 +260,7 @@ func (r *replayer) start() {
 		defer close(sc.msgs)
 		br := bufio.NewReaderSize(stdout, 1<<20)
 		for {
-			body, err := readFrame(br, r.framing)
+			body, err := transcript.ReadFrame(br, r.framing, true)
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					sc.bad <- err
@@ -308,65 +299,7 @@ func (r *replayer) stop(sc *sidecar, kill bool) {
 	}
 }
 
-// readFrame reads one message body in the given framing.
-func readFrame(br *bufio.Reader, framing string) ([]byte, error) {
-	if framing == "ndjson" {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if len(line) > 0 && errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("unterminated last line %q", line)
-			}
-			return nil, err
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), nil
-	}
-	length := -1
-	for {
-		h, err := br.ReadString('\n')
-		if err != nil {
-			if h == "" && errors.Is(err, io.EOF) && length < 0 {
-				return nil, io.EOF
-			}
-			return nil, fmt.Errorf("read header: %w", err)
-		}
-		if !strings.HasSuffix(h, "\r\n") {
-			return nil, fmt.Errorf("header line %q does not end in CRLF", h)
-		}
-		h = strings.TrimSuffix(h, "\r\n")
-		if h == "" {
-			break
-		}
-		name, val, ok := strings.Cut(h, ":")
-		if !ok {
-			return nil, fmt.Errorf("bad header line %q", h)
-		}
-		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
-			n, err := strconv.Atoi(strings.TrimSpace(val))
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("bad Content-Length %q", val)
-			}
-			length = n
-		}
-	}
-	if length < 0 {
-		return nil, errors.New("header block without Content-Length")
-	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	return body, nil
-}
-
-// frame wraps a body in the framing.
-func (r *replayer) frame(body []byte) []byte {
-	if r.framing == "ndjson" {
-		return append(append([]byte(nil), body...), '\n')
-	}
-	return append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))), body...)
-}
-
-func (r *replayer) run(tr Transcript) {
+func (r *replayer) run(tr transcript.Transcript) {
 	for _, st := range tr.Steps {
 		r.step(tr.Name, st)
 	}
@@ -385,12 +318,12 @@ func (r *replayer) describePool() string {
 	var b strings.Builder
 	for _, m := range r.pool {
 		b.WriteString("\n  ")
-		b.WriteString(show(m))
+		b.WriteString(transcript.Show(m))
 	}
 	return b.String()
 }
 
-func (r *replayer) step(name string, st Step) {
+func (r *replayer) step(name string, st transcript.Step) {
 	where := fmt.Sprintf("%s:%d (%s)", name, st.Line, r.framing)
 	switch st.Actor {
 	case "comment", "user":
@@ -418,19 +351,19 @@ func (r *replayer) send(where string, body json.RawMessage) {
 			r.sendOversized(where)
 			return
 		}
-		v, _ := Substitute(body, r.vars)
+		v, _ := transcript.Substitute(body, r.vars)
 		r.write(where, []byte(v.(string)))
 		return
 	}
-	v, err := Substitute(body, r.vars)
+	v, err := transcript.Substitute(body, r.vars)
 	if err != nil {
 		r.fatalf(where, "%v", err)
 	}
-	m, ok := Concretize(v, r.captured).(map[string]any)
+	m, ok := transcript.Concretize(v, r.captured).(map[string]any)
 	if !ok {
 		r.fatalf(where, "a plugin line must be an object or a string")
 	}
-	if orig, ok := v.(map[string]any); ok && orig["id"] == ID {
+	if orig, ok := v.(map[string]any); ok && orig["id"] == transcript.ID {
 		if method, isCall := m["method"].(string); isCall {
 			r.nextID++
 			m["id"] = float64(r.nextID)
@@ -453,7 +386,7 @@ func (r *replayer) send(where string, body json.RawMessage) {
 }
 
 func (r *replayer) write(where string, body []byte) {
-	if _, err := r.sc.stdin.Write(r.frame(body)); err != nil {
+	if _, err := r.sc.stdin.Write(transcript.Frame(body, r.framing)); err != nil {
 		r.fatalf(where, "write to sidecar: %v", err)
 	}
 }
@@ -519,7 +452,7 @@ func tail(s string) string {
 func (r *replayer) checkSchema(where string, m map[string]any) {
 	if method, ok := m["method"].(string); ok {
 		if err := r.sch.params(method, m["params"]); err != nil {
-			r.fatalf(where, "sidecar %s params do not fit the schema: %v\n%s", method, err, show(m))
+			r.fatalf(where, "sidecar %s params do not fit the schema: %v\n%s", method, err, transcript.Show(m))
 		}
 		return
 	}
@@ -532,7 +465,7 @@ func (r *replayer) checkSchema(where string, m map[string]any) {
 	for _, p := range r.fromUs {
 		if sameID(p.id, m["id"]) {
 			if err := r.sch.result(p.method, m["result"]); err != nil {
-				r.fatalf(where, "sidecar %s result does not fit the schema: %v\n%s", p.method, err, show(m))
+				r.fatalf(where, "sidecar %s result does not fit the schema: %v\n%s", p.method, err, transcript.Show(m))
 			}
 			return
 		}
@@ -550,7 +483,7 @@ func sameID(a, b any) bool {
 // they do not depend on each other; notifications that no line expects are
 // ignored.
 func (r *replayer) expect(where string, body json.RawMessage) {
-	v, err := Substitute(body, r.vars)
+	v, err := transcript.Substitute(body, r.vars)
 	if err != nil {
 		r.fatalf(where, "%v", err)
 	}
@@ -571,7 +504,7 @@ func (r *replayer) expect(where string, body json.RawMessage) {
 				}
 				return false
 			}
-			ok, caps, _ := Match(v, m, idOK)
+			ok, caps, _ := transcript.Match(v, m, idOK)
 			if !ok {
 				continue
 			}
@@ -622,7 +555,7 @@ func (r *replayer) finish(name string) {
 done:
 	for _, m := range r.pool {
 		if _, isCall := m["method"]; !isCall || m["id"] != nil {
-			r.fatalf(where, "the sidecar sent %s, which the transcript does not expect", show(m))
+			r.fatalf(where, "the sidecar sent %s, which the transcript does not expect", transcript.Show(m))
 		}
 	}
 	if len(r.cliCalls) > 0 {
@@ -644,7 +577,7 @@ func (r *replayer) restart() {
 
 // cliStep performs or checks what a Gemini CLI does.
 func (r *replayer) cliStep(where string, body json.RawMessage) {
-	v, err := Substitute(body, r.vars)
+	v, err := transcript.Substitute(body, r.vars)
 	if err != nil {
 		r.fatalf(where, "%v", err)
 	}
@@ -683,7 +616,7 @@ func (r *replayer) cliStep(where string, body json.RawMessage) {
 		raw, _ := json.Marshal(got.res)
 		var actual any
 		_ = json.Unmarshal(raw, &actual)
-		if ok, _, why := Match(step["result"], actual, nil); !ok {
+		if ok, _, why := transcript.Match(step["result"], actual, nil); !ok {
 			r.fatalf(where, "CLI tool result %s does not match: %s", raw, why)
 		}
 	case step["notification"] != nil:
@@ -694,7 +627,7 @@ func (r *replayer) cliStep(where string, body json.RawMessage) {
 			if json.Unmarshal(params, &actual) != nil {
 				return false
 			}
-			ok, _, _ := Match(n["params"], actual, nil)
+			ok, _, _ := transcript.Match(n["params"], actual, nil)
 			return ok
 		})
 		r.cliMark = idx + 1

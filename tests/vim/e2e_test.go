@@ -18,10 +18,8 @@ const cliTimeout = 60 * time.Second
 
 // cliSession is the real Gemini CLI in a Vim :terminal, Vim in tmux.
 type cliSession struct {
-	sb   *testkit.Sandbox
-	v    *Vim
-	api  *fakegemini.Server
-	file string
+	*testkit.E2E
+	v *Vim
 }
 
 // termText is what the CLI's terminal shows (scrollback and screen).
@@ -33,13 +31,11 @@ func termText(t testing.TB, v *Vim) string {
 
 func (s *cliSession) waitTerm(t testing.TB, substr string) {
 	t.Helper()
-	var last string
-	if !testkit.Poll(cliTimeout, func() bool {
+	if _, ok := testkit.WaitContains(cliTimeout, func() []string {
 		time.Sleep(20 * time.Millisecond)
-		last = termText(t, s.v)
-		return strings.Contains(last, substr)
-	}) {
-		t.Fatalf("the Gemini CLI never showed %q; its terminal shows:\n%s\n%s", substr, last, s.v.diagnostics())
+		return []string{termText(t, s.v)}
+	}, substr); !ok {
+		t.Fatalf("the Gemini CLI never showed %q; its terminal shows:\n%s\n%s", substr, termText(t, s.v), s.v.diagnostics())
 	}
 }
 
@@ -58,35 +54,21 @@ func (s *cliSession) prompt(t testing.TB, text string) {
 func startCLISession(t *testing.T) *cliSession {
 	t.Helper()
 	requireVim(t)
-	tmuxdrive.Require(t)
-	bin := tmuxdrive.GeminiBin(t)
-	sb := testkit.NewSandbox(t)
-	api := fakegemini.Start(t)
-	file := writeFile(t, sb, "app.py", "def main():\n    print('hello')\n    return 0\n")
-	env := tmuxdrive.MergeEnv(sb.Env(), tmuxdrive.GeminiEnv(t, sb.Home, sb.TmpDir, api.URL)...)
-	// No SSH_CONNECTION: in a container the plugin itself must lead the CLI
-	// to 127.0.0.1, as it does for users.
-	kept := env[:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "SSH_CONNECTION=") {
-			kept = append(kept, kv)
-		}
-	}
-	env = kept
-	v := startVim(t, sb, Options{
+	e := testkit.StartE2E(t)
+	v := startVim(t, e.SB, Options{
 		UI:   true,
-		Env:  env,
+		Env:  e.Env,
 		Args: []string{"app.py"},
 		Config: map[string]any{
 			"auto_start": true,
-			"cli":        []string{bin},
+			"cli":        []string{e.Gemini},
 			"position":   "right",
 			"size":       120,
 		},
 	})
 	v.WaitRunning(t)
 	v.Ex(t, "GeminiCli")
-	s := &cliSession{sb: sb, v: v, api: api, file: file}
+	s := &cliSession{E2E: e, v: v}
 	s.waitTerm(t, "Type your message")
 	s.prompt(t, "/ide status")
 	s.waitTerm(t, "Connected to Vim")
@@ -112,33 +94,21 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	v.WaitFor(t, "app.py's window", `expand('%:t') ==# 'app.py' && mode() ==# 'n'`, waitTimeout)
 	v.pane.Keys(t, "2", "G", "V", "3", "G")
 	v.WaitFor(t, "linewise visual mode", `mode() ==# 'V'`, waitTimeout)
-	_, f := s.sb.WaitDiscovery(t, waitTimeout)
+	_, f := s.SB.WaitDiscovery(t, waitTimeout)
 	observer := testkit.ConnectCLI(t, f.Port, f.AuthToken)
 	// Vim's G goes to the first non-blank (startofline): column 5.
-	waitActive(t, observer, want{path: s.file, line: 3, col: 5, selection: ptr("    print('hello')\n    return 0")})
+	testkit.WaitActive(t, observer, testkit.Active{Path: s.File, Line: 3, Col: 5, Selection: testkit.Ptr("    print('hello')\n    return 0")}, waitTimeout)
 
 	proposed := "def main():\n    print('hello, world')\n    return 0\n"
-	s.api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.file, "content": proposed}))
+	s.API.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.File, "content": proposed}))
 	s.prompt(t, "Make it greet the world")
-	reqs := s.api.WaitRequests(t, 1, cliTimeout)
-	c, ok := reqs[0].EditorContext()
-	if !ok {
-		t.Fatalf("the model request carries no editor context:\n%s", reqs[0].Text())
-	}
-	if c.ActiveFile == nil || c.ActiveFile.Path != s.file {
-		t.Fatalf("editor context %+v does not name %s as the active file", c, s.file)
-	}
-	if c.ActiveFile.Cursor == nil || c.ActiveFile.Cursor.Line != 3 {
-		t.Errorf("editor context cursor = %+v, want line 3", c.ActiveFile.Cursor)
-	}
-	if c.ActiveFile.SelectedText != "    print('hello')\n    return 0" {
-		t.Errorf("editor context selection = %q", c.ActiveFile.SelectedText)
-	}
+	reqs := s.API.WaitRequests(t, 1, cliTimeout)
+	s.CheckRequestContext(t, reqs[0], s.File, 3, "    print('hello')\n    return 0")
 
 	// The diff opens in a tab of its own, focused on the proposal.
-	prop := "gemini://proposal/" + s.file
+	prop := "gemini://proposal/" + s.File
 	v.WaitFor(t, "the proposal to be focused", fmt.Sprintf("bufname() ==# %s", vimString(prop)), cliTimeout)
-	st := diffTab(t, v, s.file)
+	st := diffTab(t, v, s.File)
 	if !st.Found || !st.Diff[0] || !st.Diff[1] || strings.Join(st.Right, "\n")+"\n" != proposed || st.LeftModifiable {
 		t.Fatalf("diff view: %+v", st)
 	}
@@ -155,33 +125,25 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	var onDisk []byte
 	if !testkit.Poll(cliTimeout, func() bool {
 		time.Sleep(20 * time.Millisecond)
-		onDisk, _ = os.ReadFile(s.file)
+		onDisk, _ = os.ReadFile(s.File)
 		return string(onDisk) == accepted
 	}) {
 		t.Fatalf("the CLI did not write the accepted text; the file holds %q\n%s", onDisk, termText(t, v))
 	}
-	waitNoDiffTab(t, v, s.file)
+	waitNoDiffTab(t, v, s.File)
 	v.WaitFor(t, "app.py to show the written text",
-		fmt.Sprintf(`join(getbufline(%s, 1, '$'), "\n") . "\n" ==# %s`, vimString(s.file), vimString(accepted)), waitTimeout)
-	reqs = s.api.WaitRequests(t, 2, cliTimeout)
-	if fr := reqs[1].FunctionResponses(); len(fr) == 0 || fr[len(fr)-1].Name != "write_file" {
-		t.Errorf("the second request carries no write_file result: %+v", fr)
-	}
+		fmt.Sprintf(`join(getbufline(%s, 1, '$'), "\n") . "\n" ==# %s`, vimString(s.File), vimString(accepted)), waitTimeout)
+	s.CheckToolResultSent(t, cliTimeout)
 	s.waitTerm(t, "WriteFile  app.py → Accepted")
 
 	// A second change, rejected with :q in the proposal.
-	s.api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.file, "content": "print('gone')\n"}))
+	s.API.Reply(fakegemini.Call("write_file", map[string]any{"file_path": s.File, "content": "print('gone')\n"}))
 	s.prompt(t, "Replace everything")
 	v.WaitFor(t, "the second proposal to be focused", fmt.Sprintf("bufname() ==# %s", vimString(prop)), cliTimeout)
 	v.pane.Keys(t, "Escape", ":", "q", "Enter")
-	waitNoDiffTab(t, v, s.file)
+	waitNoDiffTab(t, v, s.File)
 	s.waitTerm(t, "WriteFile  app.py → Rejected")
-	if data, _ := os.ReadFile(s.file); string(data) != accepted {
-		t.Errorf("after the rejection the file holds %q, want it untouched", data)
-	}
-	if n := len(s.api.Requests()); n != 3 {
-		t.Errorf("%d model requests, want 3 (the rejection ends the turn)", n)
-	}
+	s.CheckRejected(t, accepted)
 
 	// The user quits Vim from the CLI's terminal (CTRL-W :qa!).
 	s.v.Ex(t, "GeminiCli")
@@ -193,13 +155,13 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	if code := v.pane.WaitExit(t, waitTimeout); code != 0 && code != tmuxdrive.UnknownStatus {
 		t.Errorf("vim exited with status %d\n%s", code, v.pane.Screen())
 	}
-	if !testkit.Poll(waitTimeout, func() bool { return len(s.sb.DiscoveryFiles()) == 0 }) {
-		t.Errorf("discovery files remain after Vim quit: %v", s.sb.DiscoveryFiles())
+	if !testkit.Poll(waitTimeout, func() bool { return len(s.SB.DiscoveryFiles()) == 0 }) {
+		t.Errorf("discovery files remain after Vim quit: %v", s.SB.DiscoveryFiles())
 	}
-	if !testkit.Poll(waitTimeout, func() bool { return !processGroupAlive(cliPID) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return !tmuxdrive.GroupAlive(cliPID) }) {
 		t.Errorf("processes of the Gemini CLI (group %d) outlived Vim", cliPID)
 	}
-	if !testkit.Poll(waitTimeout, func() bool { return !processGroupAlive(sidecarPID) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return !tmuxdrive.GroupAlive(sidecarPID) }) {
 		t.Errorf("the sidecar (pid %d) outlived Vim", sidecarPID)
 	}
 }

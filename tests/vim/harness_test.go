@@ -36,20 +36,12 @@ const (
 // the plugin needs), or fails (CI) / skips the test.
 func requireVim(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("vim")
-	if err != nil {
-		tmuxdrive.Missing(t, "vim is not installed (apt-get install vim)")
-	}
+	p := tmuxdrive.RequireProgram(t, "vim", "vim is not installed (apt-get install vim)")
 	out, err := exec.Command(p, "--version").Output()
 	if err != nil || !strings.Contains(string(out), "+channel") || !strings.Contains(string(out), "+terminal") {
 		tmuxdrive.Missing(t, "vim has no +channel/+terminal (apt-get install vim)")
 	}
 	return p
-}
-
-// pluginDir is plugins/vim in this checkout.
-func pluginDir(t testing.TB) string {
-	return filepath.Join(testkit.ModuleRoot(t), "plugins", "vim")
 }
 
 // Options configure startVim.
@@ -72,10 +64,8 @@ type Vim struct {
 	ctl     *ctlConn
 	logFile string
 	pane    *tmuxdrive.Pane
-	cmd     *exec.Cmd
+	proc    *testkit.Process // a headless vim
 	stdin   interface{ Close() error }
-	out     *testkit.SyncBuffer
-	exited  chan struct{}
 }
 
 // vimrc loads the plugin, connects the control channel and defines the
@@ -131,7 +121,7 @@ func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 	defer ln.Close()
 	rc := filepath.Join(sb.TmpDir, "vimrc")
 	helpers := filepath.Join(testkit.ModuleRoot(t), "tests", "vim", "helpers.vim")
-	script := fmt.Sprintf(vimrc, pluginDir(t), vimString(string(cfg)), ln.Addr().(*net.TCPAddr).Port, helpers)
+	script := fmt.Sprintf(vimrc, testkit.PluginDir(t, "vim"), vimString(string(cfg)), ln.Addr().(*net.TCPAddr).Port, helpers)
 	if err := os.WriteFile(rc, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -145,24 +135,15 @@ func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 			Dir: sb.Workspace, Env: env, Command: append([]string{vimBin}, args...), Width: 200, Height: 50,
 		})
 	} else {
-		v.cmd = exec.Command(vimBin, append([]string{"-es"}, args...)...)
-		v.cmd.Dir = sb.Workspace
-		v.cmd.Env = env
-		in, err := v.cmd.StdinPipe()
+		cmd := exec.Command(vimBin, append([]string{"-es"}, args...)...)
+		cmd.Dir = sb.Workspace
+		cmd.Env = env
+		in, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		v.stdin = in
-		v.out = &testkit.SyncBuffer{}
-		v.cmd.Stdout, v.cmd.Stderr = v.out, v.out
-		if err := v.cmd.Start(); err != nil {
-			t.Fatalf("start vim: %v", err)
-		}
-		v.exited = make(chan struct{})
-		go func() {
-			_ = v.cmd.Wait()
-			close(v.exited)
-		}()
+		v.proc = testkit.StartProcess(t, cmd)
 	}
 	t.Cleanup(v.stop)
 	accepted := make(chan net.Conn, 1)
@@ -184,8 +165,8 @@ func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 // diagnostics is what a failure message shows about Vim and the sidecar.
 func (v *Vim) diagnostics() string {
 	var b strings.Builder
-	if v.out != nil {
-		fmt.Fprintf(&b, "--- vim output:\n%s\n", v.out.String())
+	if v.proc != nil {
+		fmt.Fprintf(&b, "--- vim output:\n%s\n", v.proc.Output.String())
 	}
 	if v.pane != nil {
 		fmt.Fprintf(&b, "--- screen:\n%s\n", v.pane.Screen())
@@ -201,13 +182,7 @@ func (v *Vim) diagnostics() string {
 			}
 		}
 	}
-	if data, err := os.ReadFile(v.logFile); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) > 30 {
-			lines = lines[len(lines)-30:]
-		}
-		fmt.Fprintf(&b, "--- sidecar log (tail):\n%s\n", strings.Join(lines, "\n"))
-	}
+	b.WriteString(testkit.SidecarLogTail(v.logFile))
 	return b.String()
 }
 
@@ -216,21 +191,12 @@ func (v *Vim) stop() {
 	if v.ctl != nil {
 		v.ctl.send([]any{"ex", "qa!"})
 	}
-	if v.cmd != nil {
-		select {
-		case <-v.exited:
-		case <-time.After(10 * time.Second):
-			v.t.Errorf("vim did not exit within 10s of :qa!; killing it\n%s", v.diagnostics())
-			_ = v.cmd.Process.Kill()
-			<-v.exited
-		}
+	if v.proc != nil {
+		v.proc.WaitOrKill(v.t, 10*time.Second, v.diagnostics)
 		_ = v.stdin.Close()
 	}
 	if v.pane != nil {
-		_ = testkit.Poll(10*time.Second, func() bool {
-			exited, _, err := v.pane.Exited()
-			return err != nil || exited
-		})
+		v.pane.AwaitExit(10 * time.Second)
 	}
 	if v.ctl != nil {
 		v.ctl.close()
@@ -324,17 +290,11 @@ func (v *Vim) Notes(t testing.TB) []string {
 // WaitNote waits for a message containing substr.
 func (v *Vim) WaitNote(t testing.TB, substr string, timeout time.Duration) string {
 	t.Helper()
-	var found string
-	if !testkit.Poll(timeout, func() bool {
+	found, ok := testkit.WaitContains(timeout, func() []string {
 		time.Sleep(10 * time.Millisecond)
-		for _, m := range v.Notes(t) {
-			if strings.Contains(m, substr) {
-				found = m
-				return true
-			}
-		}
-		return false
-	}) {
+		return v.Notes(t)
+	}, substr)
+	if !ok {
 		t.Fatalf("no message containing %q within %v; messages: %q", substr, timeout, v.Notes(t))
 	}
 	return found
@@ -351,19 +311,6 @@ func (v *Vim) Lines(t testing.TB, buf string) []string {
 func asList(x any) []any {
 	l, _ := x.([]any)
 	return l
-}
-
-// writeFile writes content to name inside the workspace and returns its path.
-func writeFile(t testing.TB, sb *testkit.Sandbox, name, content string) string {
-	t.Helper()
-	p := filepath.Join(sb.Workspace, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // vimString is a Vim expression for the string s (any bytes, newlines

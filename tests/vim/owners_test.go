@@ -17,12 +17,12 @@ import (
 // the proposal.
 func TestQueuedProposalsShowOneAfterTheOther(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	first := connect(t, sb)
-	second := connect(t, sb)
-	openDiff(t, first, a, "one\nfirst\n")
+	first := testkit.Connect(t, sb, waitTimeout)
+	second := testkit.Connect(t, sb, waitTimeout)
+	first.MustOpenDiff(t, a, "one\nfirst\n")
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	// The second openDiff succeeds at once: its CLI waits for the decision.
@@ -50,11 +50,11 @@ func TestQueuedProposalsShowOneAfterTheOther(t *testing.T) {
 // The CLI that proposed a change goes away: the view says it is orphaned.
 func TestOrphanedProposalIsLabelled(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "one\ntwo\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	cli.Session.Close()
 	deadline := 3 * waitTimeout // a session counts as gone 5 s after its stream closed
 	v.WaitFor(t, "the orphaned label", fmt.Sprintf(`GicDiffTab(%s).state.orphaned`, vimString(a)), deadline)
@@ -73,8 +73,8 @@ func TestProposalOutsideTheWorkspaceSaysSo(t *testing.T) {
 	}
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, outside, "one\ntwo\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, outside, "one\ntwo\n")
 	v.WaitFor(t, "the outside-workspace label", fmt.Sprintf(`GicDiffTab(%s).state.outside_workspace`, vimString(outside)), waitTimeout)
 	if s := diffTab(t, v, outside); !strings.Contains(s.Statusline, "outside the workspace") {
 		t.Errorf("statusline %q does not say the file is outside the workspace", s.Statusline)

@@ -1,31 +1,26 @@
 package vim
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/transcript"
 )
 
-// The transcript replay plays the sidecar to the plugin's own code. The
-// plugin starts what it takes for gemini-ide-companion: this test binary,
-// run again as a relay between its stdin/stdout and a socket of the test.
-// The test sends the transcript's `sidecar` messages with Content-Length
-// framing, checks the plugin's messages against its `plugin` lines, and
-// performs `user` steps in the diff view (:w, :q, editing the proposal).
+// The transcript replay plays the sidecar to the plugin's own code through
+// transcript's relay: the plugin starts this test binary as its sidecar,
+// the test sends the transcript's `sidecar` messages, checks the plugin's
+// messages against its `plugin` lines, and performs `user` steps in the
+// diff view (:w, :q, editing the proposal).
 // Format and rules: companion/protocol/transcripts/README.md.
 
 // relayEnv names the socket the relay connects to; it is set only in the
@@ -33,155 +28,25 @@ import (
 const relayEnv = "GIC_VIM_REPLAY_SOCKET"
 
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(relayEnv); addr != "" {
-		os.Exit(relay(addr))
-	}
+	transcript.RelayMain(relayEnv)
 	os.Exit(m.Run())
-}
-
-// relay is the stand-in sidecar: it sends the test its arguments, then
-// copies bytes both ways. The test closing the socket is the sidecar
-// dying (exit code 3).
-func relay(addr string) int {
-	conn, err := net.Dial("unix", addr)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "replay relay: %v\n", err)
-		return 1
-	}
-	args, _ := json.Marshal(os.Args[1:])
-	if _, err := conn.Write(append(args, '\n')); err != nil {
-		return 1
-	}
-	go func() {
-		_, _ = io.Copy(conn, os.Stdin)
-		os.Exit(0) // the plugin closed our stdin
-	}()
-	_, _ = io.Copy(os.Stdout, conn)
-	return 3
-}
-
-// step is one transcript line.
-type step struct {
-	Comment string          `json:"comment"`
-	Plugin  json.RawMessage `json:"plugin"`
-	Sidecar json.RawMessage `json:"sidecar"`
-	CLI     json.RawMessage `json:"cli"`
-	User    *struct {
-		Action  string `json:"action"`
-		Content string `json:"content"`
-	} `json:"user"`
-	Restart json.RawMessage `json:"restart"`
-}
-
-// transcripts lists the shared transcripts a plugin replays (names not
-// starting with "sidecar-") and, until those are in, the plugin's own.
-func transcripts(t *testing.T) []string {
-	root := testkit.ModuleRoot(t)
-	shared, _ := filepath.Glob(filepath.Join(root, "companion", "protocol", "transcripts", "*.jsonl"))
-	var files []string
-	for _, f := range shared {
-		if !strings.HasPrefix(filepath.Base(f), "sidecar-") {
-			files = append(files, f)
-		}
-	}
-	own, _ := filepath.Glob(filepath.Join(root, "tests", "vim", "transcripts", "*.jsonl"))
-	files = append(files, own...)
-	if len(files) == 0 {
-		t.Fatal("no transcripts found")
-	}
-	return files
 }
 
 // TestTranscriptReplay replays every transcript against the plugin in a
 // headless Vim.
 func TestTranscriptReplay(t *testing.T) {
 	requireVim(t)
-	for _, path := range transcripts(t) {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".jsonl"), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var steps []step
-			for i, line := range strings.Split(string(data), "\n") {
-				if strings.TrimSpace(line) == "" {
-					continue
-				}
-				var s step
-				if err := json.Unmarshal([]byte(line), &s); err != nil {
-					t.Fatalf("%s:%d: %v", path, i+1, err)
-				}
-				steps = append(steps, s)
-			}
-			newReplayer(t).run(steps)
-		})
-	}
-}
-
-// conn is one life of the stand-in sidecar.
-type conn struct {
-	c    net.Conn
-	args []string
-	msgs chan map[string]any
-	errc chan error
-	wmu  sync.Mutex
-}
-
-func (l *conn) read(r *bufio.Reader) {
-	defer close(l.msgs)
-	for {
-		n := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					l.errc <- err
-				}
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-				n, _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-		}
-		if n < 0 {
-			l.errc <- errors.New("the plugin sent a header block without Content-Length")
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			l.errc <- fmt.Errorf("reading a body: %w", err)
-			return
-		}
-		var msg map[string]any
-		if err := json.Unmarshal(body, &msg); err != nil {
-			l.errc <- fmt.Errorf("the plugin sent %q: %w", body, err)
-			return
-		}
-		l.msgs <- msg
-	}
-}
-
-func (l *conn) send(msg map[string]any) error {
-	body, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	_, err = fmt.Fprintf(l.c, "Content-Length: %d\r\n\r\n%s", len(body), body)
-	return err
+	transcript.RunPlugin(t, "tests/vim/transcripts", func(t *testing.T, steps []transcript.Step) {
+		newReplayer(t).run(steps)
+	})
 }
 
 type replayer struct {
 	t       *testing.T
 	sb      *testkit.Sandbox
 	v       *Vim
-	ln      net.Listener
-	l       *conn
+	relays  *transcript.Relays
+	l       *transcript.Link
 	vars    map[string]string
 	last    map[string]any // value last matched by a placeholder, by key
 	fromPl  []any          // ids of plugin requests not answered yet
@@ -195,33 +60,15 @@ type replayer struct {
 }
 
 func newReplayer(t *testing.T) *replayer {
-	sb := testkit.NewSandbox(t)
-	dir, err := os.MkdirTemp("", "gicvr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "relay.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replayer{t: t, sb: sb, ln: ln, nextID: 1000, vars: map[string]string{"workspace": sb.Workspace}, last: map[string]any{}, done: map[int]bool{}}
-	for _, name := range []string{"file", "file2", "file3"} {
-		r.vars[name] = filepath.Join(sb.Workspace, name+".txt")
-	}
-	writeFile(t, sb, "file.txt", "one\ntwo\nthree\n")
+	st := transcript.NewStandIn(t, "gicvr")
+	sb := st.SB
+	r := &replayer{t: t, sb: sb, relays: st.Relays, nextID: 1000, vars: st.Vars, last: map[string]any{}, done: map[int]bool{}}
 	// The CLI :GeminiCli opens writes its environment down.
 	r.envFile = filepath.Join(sb.TmpDir, "cli-env.txt")
 	script := "env > '" + r.envFile + ".tmp' && mv '" + r.envFile + ".tmp' '" + r.envFile + "'; exec cat"
 	r.v = startVim(t, sb, Options{
-		Env:    testkit.WithEnv(sb.Env(), "HOME="+sb.Home, relayEnv+"="+sock),
-		Config: map[string]any{"sidecar": self, "cli": []string{"sh", "-c", script}},
+		Env:    testkit.WithEnv(sb.Env(), "HOME="+sb.Home, relayEnv+"="+st.Relays.Sock),
+		Config: map[string]any{"sidecar": st.Sidecar, "cli": []string{"sh", "-c", script}},
 	})
 	return r
 }
@@ -229,196 +76,51 @@ func newReplayer(t *testing.T) *replayer {
 // accept waits for the plugin's (next) sidecar process to connect.
 func (r *replayer) accept() {
 	r.t.Helper()
-	type res struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		c, err := r.ln.Accept()
-		ch <- res{c, err}
-	}()
-	var got res
-	select {
-	case got = <-ch:
-	case <-time.After(waitTimeout):
-		r.t.Fatalf("the plugin did not start its sidecar within %v\n%s", waitTimeout, r.v.diagnostics())
-	}
-	if got.err != nil {
-		r.t.Fatal(got.err)
-	}
-	br := bufio.NewReader(got.c)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		r.t.Fatalf("relay: %v", err)
-	}
-	l := &conn{c: got.c, msgs: make(chan map[string]any, 64), errc: make(chan error, 1)}
-	if err := json.Unmarshal([]byte(line), &l.args); err != nil {
-		r.t.Fatalf("relay arguments %q: %v", line, err)
-	}
-	for _, want := range []string{"--stdio", "--framing=lsp"} {
-		if !slices.Contains(l.args, want) {
-			r.t.Errorf("the plugin runs the sidecar with %q, without %s", l.args, want)
-		}
-	}
-	go l.read(br)
-	r.l = l
+	r.l = r.relays.Accept(r.t, waitTimeout, r.v.diagnostics)
 	r.fromPl, r.fromSc = nil, nil
-	r.t.Cleanup(func() { got.c.Close() })
 }
 
 // subst replaces ${workspace}, ${file}, ... in every string of v.
-func (r *replayer) subst(v any) any {
-	switch x := v.(type) {
-	case string:
-		for k, val := range r.vars {
-			x = strings.ReplaceAll(x, "${"+k+"}", val)
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.subst(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = r.subst(e)
-		}
-		return out
-	}
-	return v
-}
+func (r *replayer) subst(v any) any { return transcript.SubstituteValue(v, r.vars) }
 
-// fill replaces placeholders in a message to send: the value last matched
-// under the same key, else 1, "x" or null.
-func (r *replayer) fill(key string, v any) any {
-	switch x := v.(type) {
-	case string:
-		switch x {
-		case "<number>", "<string>", "<any>":
-			if val, ok := r.last[key]; ok {
-				return val
-			}
-			return map[string]any{"<number>": 1.0, "<string>": "x", "<any>": nil}[x]
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.fill(key, e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = r.fill(k, e)
-		}
-		return out
-	}
-	return v
-}
+func isRequest(m map[string]any) bool  { return transcript.IsRequest(m) }
+func isResponse(m map[string]any) bool { return transcript.IsResponse(m) }
 
-// matches says why got does not match want (transcript rules), or "";
-// values matched by placeholders are remembered by key.
-func (r *replayer) matches(key string, want, got any, path string) string {
-	switch w := want.(type) {
-	case string:
-		ok := true
-		switch w {
-		case "<any>":
-		case "<string>":
-			_, ok = got.(string)
-		case "<number>":
-			_, ok = got.(float64)
-		case "<id>":
-			switch got.(type) {
-			case float64, string:
-			default:
-				ok = false
-			}
-		default:
-			if g, is := got.(string); is && g == w {
-				return ""
-			}
-			return fmt.Sprintf("%s: want %q, got %#v", path, w, got)
-		}
-		if !ok {
-			return fmt.Sprintf("%s: want %s, got %#v", path, w, got)
-		}
-		r.last[key] = got
-		return ""
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: want an object, got %#v", path, got)
-		}
-		for k, wv := range w {
-			gv, present := g[k]
-			if !present {
-				return fmt.Sprintf("%s.%s: missing", path, k)
-			}
-			if why := r.matches(k, wv, gv, path+"."+k); why != "" {
-				return why
-			}
-		}
-		return ""
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return fmt.Sprintf("%s: want %d elements, got %#v", path, len(w), got)
-		}
-		for i := range w {
-			if why := r.matches(key, w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); why != "" {
-				return why
-			}
-		}
-		return ""
-	}
-	if reflect.DeepEqual(want, got) {
-		return ""
-	}
-	return fmt.Sprintf("%s: want %#v, got %#v", path, want, got)
-}
-
-func isRequest(m map[string]any) bool  { _, id := m["id"]; _, meth := m["method"]; return id && meth }
-func isResponse(m map[string]any) bool { _, id := m["id"]; _, meth := m["method"]; return id && !meth }
-
-func (r *replayer) run(steps []step) {
+func (r *replayer) run(steps []transcript.Step) {
 	afterUser := false
 	for i, s := range steps {
 		where := fmt.Sprintf("step %d", i+1)
-		switch {
-		case s.Comment != "" || s.CLI != nil:
-		case s.Plugin != nil:
-			var want map[string]any
-			if json.Unmarshal(s.Plugin, &want) != nil {
+		switch s.Actor {
+		case "plugin":
+			want, err := s.Object()
+			if err != nil {
 				continue // raw bytes: only in sidecar-* files
 			}
 			r.expect(where, r.subst(want).(map[string]any), afterUser)
-		case s.Sidecar != nil:
+		case "sidecar":
 			afterUser = false
-			var msg map[string]any
-			if err := json.Unmarshal(s.Sidecar, &msg); err != nil {
+			msg, err := s.Object()
+			if err != nil {
 				r.t.Fatalf("%s: %v", where, err)
 			}
 			if j := userRacingClose(steps, i, msg); j >= 0 {
 				// The user decides as the CLI closes the view: in this
 				// editor that is the decision first, then the close.
-				r.user(fmt.Sprintf("step %d", j+1), steps[j].User.Action, steps[j].User.Content)
+				u := steps[j].User()
+				r.user(fmt.Sprintf("step %d", j+1), u.Action, u.Content)
 				r.done[j] = true
 				afterUser = true
 			}
 			r.play(where, r.subst(msg).(map[string]any))
-		case s.User != nil:
+		case "user":
 			if !r.done[i] {
-				r.user(where, s.User.Action, s.User.Content)
+				u := s.User()
+				r.user(where, u.Action, u.Content)
 			}
 			afterUser = true
-		case s.Restart != nil:
+		case "restart":
 			afterUser = false
-			r.l.c.Close()
+			r.l.Close()
 			r.l = nil
 		}
 	}
@@ -430,7 +132,7 @@ func (r *replayer) run(steps []step) {
 // around that answer that made the view go; -1 when there is none. In Vim
 // the user's decision and the close request are handled one after the
 // other, so the replay performs that step before sending the close.
-func userRacingClose(steps []step, i int, msg map[string]any) int {
+func userRacingClose(steps []transcript.Step, i int, msg map[string]any) int {
 	if msg["method"] != "diff/close" {
 		return -1
 	}
@@ -438,18 +140,18 @@ func userRacingClose(steps []step, i int, msg map[string]any) int {
 	for j := i + 1; j < len(steps); j++ {
 		s := steps[j]
 		switch {
-		case s.Sidecar != nil || s.Restart != nil:
+		case s.Actor == "sidecar" || s.Actor == "restart":
 			j = len(steps)
-		case s.User != nil && user < 0:
+		case s.Actor == "user" && user < 0:
 			user = j
-		case s.Plugin != nil:
+		case s.Actor == "plugin":
 			var reply struct {
 				ID     any `json:"id"`
 				Result *struct {
 					Content *string `json:"content"`
 				} `json:"result"`
 			}
-			if json.Unmarshal(s.Plugin, &reply) == nil && reply.ID != nil && reply.Result != nil && reply.Result.Content == nil {
+			if json.Unmarshal(s.Body, &reply) == nil && reply.ID != nil && reply.Result != nil && reply.Result.Content == nil {
 				gone = true
 			}
 		}
@@ -509,14 +211,16 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 func (r *replayer) await(where string, want map[string]any) map[string]any {
 	r.t.Helper()
 	for i, m := range r.held {
-		if r.match(want, m) == "" {
+		if why, caps := r.match(want, m); why == "" {
+			transcript.Remember(r.last, caps)
 			r.held = slices.Delete(r.held, i, i+1)
 			return m
 		}
 	}
 	for {
 		got := r.next(where, want)
-		if r.match(want, got) == "" {
+		if why, caps := r.match(want, got); why == "" {
+			transcript.Remember(r.last, caps)
 			return got
 		}
 		if m, _ := got["method"].(string); !strings.HasPrefix(m, "context/") || isRequest(got) {
@@ -528,48 +232,28 @@ func (r *replayer) await(where string, want map[string]any) map[string]any {
 // next is the plugin's next message.
 func (r *replayer) next(where string, want map[string]any) map[string]any {
 	r.t.Helper()
-	select {
-	case m, ok := <-r.l.msgs:
-		if !ok {
-			r.t.Fatalf("%s: the link closed while waiting for %v\n%s", where, want, r.v.diagnostics())
-		}
-		return m
-	case err := <-r.l.errc:
-		r.t.Fatalf("%s: reading the plugin's messages: %v", where, err)
-	case <-time.After(waitTimeout):
+	m, err := r.l.Next(waitTimeout)
+	switch {
+	case errors.Is(err, transcript.ErrLinkClosed):
+		r.t.Fatalf("%s: the link closed while waiting for %v\n%s", where, want, r.v.diagnostics())
+	case errors.Is(err, transcript.ErrNoMessage):
 		held, _ := json.Marshal(r.held)
-		r.t.Fatalf("%s: no message from the plugin within %v; want %v\nreceived and not matched: %s\n%s", where, waitTimeout, want, held, r.v.diagnostics())
+		r.t.Fatalf("%s: %v; want %v\nreceived and not matched: %s\n%s", where, err, want, held, r.v.diagnostics())
+	case err != nil:
+		r.t.Fatalf("%s: %v", where, err)
 	}
-	return nil
+	return m
 }
 
 // match is matches plus the id rules: a request's id is the plugin's own;
 // a reply carries the id of the earliest unanswered sidecar request.
-func (r *replayer) match(want, got map[string]any) string {
-	w := make(map[string]any, len(want))
-	for k, v := range want {
-		w[k] = v
-	}
-	switch {
-	case isResponse(want):
-		if !isResponse(got) {
-			return "want a reply"
+func (r *replayer) match(want, got map[string]any) (string, []transcript.Capture) {
+	return transcript.MatchMessage(want, got, func(id any) string {
+		if len(r.fromSc) == 0 || !reflect.DeepEqual(r.fromSc[0], id) {
+			return fmt.Sprintf("reply id %v, want %v (the earliest open sidecar request)", id, r.fromSc)
 		}
-		if len(r.fromSc) == 0 || !reflect.DeepEqual(r.fromSc[0], got["id"]) {
-			return fmt.Sprintf("reply id %v, want %v (the earliest open sidecar request)", got["id"], r.fromSc)
-		}
-		delete(w, "id")
-	case isRequest(want):
-		if !isRequest(got) {
-			return "want a request"
-		}
-		w["id"] = "<id>"
-	default:
-		if _, has := got["id"]; has {
-			return "want a notification"
-		}
-	}
-	return r.matches("", w, got, "message")
+		return ""
+	})
 }
 
 // play sends a sidecar message, then checks what the user sees of it.
@@ -578,7 +262,7 @@ func (r *replayer) play(where string, msg map[string]any) {
 	if r.l == nil {
 		r.t.Fatalf("%s: no link to send on", where)
 	}
-	out := r.fill("", msg).(map[string]any)
+	out := transcript.Concretize(msg, r.last).(map[string]any)
 	switch {
 	case isResponse(msg):
 		if len(r.fromPl) == 0 {
@@ -591,7 +275,7 @@ func (r *replayer) play(where string, msg map[string]any) {
 		out["id"] = float64(r.nextID)
 		r.fromSc = append(r.fromSc, out["id"])
 	}
-	if err := r.l.send(out); err != nil {
+	if err := r.l.Send(out); err != nil {
 		r.t.Fatalf("%s: send: %v", where, err)
 	}
 	if res, ok := out["result"].(map[string]any); ok && res["protocolVersion"] != nil {

@@ -2,50 +2,16 @@ package vim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
-
-// connect waits for the discovery file and connects a CLI to the sidecar.
-func connect(t testing.TB, sb *testkit.Sandbox) *testkit.CLI {
-	t.Helper()
-	_, f := sb.WaitDiscovery(t, waitTimeout)
-	return testkit.ConnectCLI(t, f.Port, f.AuthToken)
-}
-
-func openDiff(t testing.TB, cli *testkit.CLI, path, content string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := cli.OpenDiff(ctx, path, content)
-	if err != nil {
-		t.Fatalf("openDiff: %v", err)
-	}
-	if res.IsError {
-		raw, _ := json.Marshal(res.Content)
-		t.Fatalf("openDiff failed: %s", raw)
-	}
-}
-
-func diffNote(t testing.TB, raw json.RawMessage) (path, content string) {
-	t.Helper()
-	var p struct {
-		FilePath string `json:"filePath"`
-		Content  string `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("diff notification %s: %v", raw, err)
-	}
-	return p.FilePath, p.Content
-}
 
 // inProposal runs an Ex command in the proposal's window of path, as a
 // user does there.
@@ -62,14 +28,14 @@ func inProposal(t testing.TB, v *Vim, path, cmd string) {
 // the file alone.
 func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "alpha\nbeta\ngamma\n")
-	writeFile(t, sb, "other.txt", "other\n")
+	a := sb.WriteFile(t, "a.txt", "alpha\nbeta\ngamma\n")
+	sb.WriteFile(t, "other.txt", "other\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
+	cli := testkit.Connect(t, sb, waitTimeout)
 	v.Ex(t, "edit a.txt | vsplit other.txt | tabnew | edit other.txt | tabfirst")
 
-	openDiff(t, cli, a, "alpha\nBETA\ngamma\n")
+	cli.MustOpenDiff(t, a, "alpha\nBETA\ngamma\n")
 	s := diffTab(t, v, a)
 	if !s.Found || s.Tabs != 3 || s.Tab != 2 {
 		t.Fatalf("diff tab %+v: want a third tab, second in order", s)
@@ -89,7 +55,7 @@ func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 
 	v.Ex(t, "call setline(1, 'ALPHA') | write")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if p, c := diffNote(t, raw); p != a || c != "ALPHA\nBETA\ngamma\n" {
+	if p, c := testkit.DiffNote(t, raw); p != a || c != "ALPHA\nBETA\ngamma\n" {
 		t.Errorf("diffAccepted = %s, want the edited proposal for %s", raw, a)
 	}
 	waitNoDiffTab(t, v, a)
@@ -105,11 +71,11 @@ func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 	}
 	v.WaitFor(t, "a.txt to be reloaded", fmt.Sprintf(`getbufline(%s, 1, '$') == ['ALPHA', 'BETA', 'gamma']`, vimString(a)), waitTimeout)
 
-	openDiff(t, cli, a, "gone\n")
+	cli.MustOpenDiff(t, a, "gone\n")
 	inProposal(t, v, a, "normal! dd")
 	inProposal(t, v, a, "quit!")
 	raw = cli.WaitFor(t, "ide/diffRejected", waitTimeout, nil)
-	if p, _ := diffNote(t, raw); p != a {
+	if p, _ := testkit.DiffNote(t, raw); p != a {
 		t.Errorf("diffRejected for %q, want %q", p, a)
 	}
 	waitNoDiffTab(t, v, a)
@@ -126,11 +92,11 @@ func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 // change, the second does (overDiskChange), and the CLI gets it.
 func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "one\ntwo\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	if err := os.WriteFile(a, []byte("one, edited elsewhere\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +112,7 @@ func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
 	}
 	inProposal(t, v, a, "write")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "one\ntwo\n" {
+	if _, c := testkit.DiffNote(t, raw); c != "one\ntwo\n" {
 		t.Errorf("diffAccepted content %q", c)
 	}
 	waitNoDiffTab(t, v, a)
@@ -156,11 +122,11 @@ func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
 // the view closes and the CLI gets the proposal as the user left it.
 func TestDiffClosedByTheCLI(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "one\ntwo\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	inProposal(t, v, a, "call append('$', 'three')")
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
@@ -253,7 +219,7 @@ func TestGeminiCliTerminal(t *testing.T) {
 		t.Fatal("the CLI's child never wrote its pid")
 	}
 	v.Quit(t)
-	if !testkit.Poll(waitTimeout, func() bool { return !processGroupAlive(pid) && !pidAlive(pid) }) {
+	if !testkit.Poll(waitTimeout, func() bool { return !tmuxdrive.GroupAlive(pid) && !tmuxdrive.PIDAlive(pid) }) {
 		t.Errorf("the CLI's child %d outlived Vim", pid)
 	}
 	if files := sb.DiscoveryFiles(); len(files) != 0 {
@@ -265,19 +231,19 @@ func TestGeminiCliTerminal(t *testing.T) {
 // one replaces it, with no decision sent for the old one.
 func TestNewerProposalReplacesTheShownOne(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "one\ntwo\n")
-	openDiff(t, cli, a, "one\nthree\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
+	cli.MustOpenDiff(t, a, "one\nthree\n")
 	v.WaitFor(t, "the newer proposal", fmt.Sprintf(`GicDiffTab(%s).right == ['one', 'three']`, vimString(a)), waitTimeout)
 	if n := v.Eval(t, "tabpagenr('$')"); n != 2.0 {
 		t.Errorf("%v tabs, want the user's and one diff tab", n)
 	}
 	inProposal(t, v, a, "write")
 	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
-	if _, c := diffNote(t, raw); c != "one\nthree\n" {
+	if _, c := testkit.DiffNote(t, raw); c != "one\nthree\n" {
 		t.Errorf("accepted %q, want the newer proposal", c)
 	}
 	if n := len(cli.All("ide/diffRejected")); n != 0 {
@@ -289,11 +255,11 @@ func TestNewerProposalReplacesTheShownOne(t *testing.T) {
 // the second late: the buffer follows both and ends with the text.
 func TestAcceptedFileReloadFollowsAWriteInParts(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	a := writeFile(t, sb, "a.txt", "one\n")
+	a := sb.WriteFile(t, "a.txt", "one\n")
 	v := startVim(t, sb, Options{Args: []string{"a.txt"}, Config: map[string]any{"auto_start": true}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	openDiff(t, cli, a, "one\ntwo\n")
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	inProposal(t, v, a, "write")
 	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
 	if err := os.WriteFile(a, nil, 0o644); err != nil {

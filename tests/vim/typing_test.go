@@ -19,11 +19,11 @@ func TestTypingDoesNotWaitForTheSidecar(t *testing.T) {
 	tmuxdrive.Require(t)
 	sb := testkit.NewSandbox(t)
 	line := strings.Repeat("x", 99) + "\n"
-	a := writeFile(t, sb, "big.txt", strings.Repeat(line, 3000))
+	a := sb.WriteFile(t, "big.txt", strings.Repeat(line, 3000))
 	v := startVim(t, sb, Options{UI: true, Args: []string{"big.txt"}, Config: map[string]any{"auto_start": true, "coalesce_ms": 0}})
 	v.WaitRunning(t)
-	cli := connect(t, sb)
-	waitActive(t, cli, want{path: a, line: 1, col: 1})
+	cli := testkit.Connect(t, sb, waitTimeout)
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 1, Col: 1}, waitTimeout)
 	pid := int(v.Eval(t, "gemini_companion#link#State().pid").(float64))
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestTypingDoesNotWaitForTheSidecar(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitActive(t, cli, want{path: a, line: 5, col: 1})
+	testkit.WaitActive(t, cli, testkit.Active{Path: a, Line: 5, Col: 1}, waitTimeout)
 	if got := v.Eval(t, "gemini_companion#link#State().pid"); got != float64(pid) {
 		t.Errorf("the sidecar changed (%v, was %d): the link broke", got, pid)
 	}
