@@ -334,28 +334,12 @@ func cloneLine(t *testing.T, script string) string {
 func TestNeovimPlainPackages(t *testing.T) {
 	t.Parallel()
 	needTools(t, "git", "go", "tmux", "nvim")
-	root := repoRoot(t)
-	readme := filepath.Join(root, "plugins", "nvim", "README.md")
-	sec := section(t, readme, "### Plain packages")
-	script := cloneLine(t, block(t, sec, "sh"))
+	sec := section(t, filepath.Join(repoRoot(t), "plugins", "nvim", "README.md"), "### Plain packages")
 	init := regexp.MustCompile("in `init.lua`: `([^`]+)`").FindStringSubmatch(sec)
 	if init == nil {
 		t.Fatalf("the section no longer names the init.lua line:\n%s", sec)
 	}
-	s := newSandbox(t)
-	s.shell(t, "install", script, 5*time.Minute)
-	cfg := filepath.Join(s.home, ".config", "nvim")
-	if err := os.MkdirAll(cfg, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfg, "init.lua"), []byte(init[1]+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	clone := filepath.Join(s.home, "src", "gemini-ide-companion")
-	s.editorSession(t, "nvim", "nvim", "Neovim", filepath.Join(clone, "plugins", "nvim", "bin", "gemini-ide-companion"),
-		[]string{"Escape", ":qa!", "Enter"}, func(target string) {
-			s.helpOpens(t, target, filepath.Join(clone, "plugins", "nvim", "doc"))
-		})
+	packageInstall(t, "nvim", "Neovim", sec, filepath.Join(".config", "nvim", "init.lua"), init[1])
 }
 
 // TestVimNativePackages follows plugins/vim/README.md "Native packages":
@@ -363,15 +347,30 @@ func TestNeovimPlainPackages(t *testing.T) {
 func TestVimNativePackages(t *testing.T) {
 	t.Parallel()
 	needTools(t, "git", "go", "tmux", "vim")
-	root := repoRoot(t)
-	readme := filepath.Join(root, "plugins", "vim", "README.md")
-	script := cloneLine(t, block(t, section(t, readme, "### Native packages"), "sh"))
+	sec := section(t, filepath.Join(repoRoot(t), "plugins", "vim", "README.md"), "### Native packages")
+	packageInstall(t, "vim", "Vim", sec, "", "")
+}
+
+// packageInstall runs the shell block of a README section for an editor's
+// native packages, writes init (if any) to the HOME-relative initFile, and
+// checks the editor (plugin folder plugins/<editor>) as a user would.
+func packageInstall(t *testing.T, editor, displayName, sec, initFile, init string) {
+	t.Helper()
 	s := newSandbox(t)
-	s.shell(t, "install", script, 5*time.Minute)
-	clone := filepath.Join(s.home, "src", "gemini-ide-companion")
-	s.editorSession(t, "vim", "vim", "Vim", filepath.Join(clone, "plugins", "vim", "bin", "gemini-ide-companion"),
+	s.shell(t, "install", cloneLine(t, block(t, sec, "sh")), 5*time.Minute)
+	if initFile != "" {
+		path := filepath.Join(s.home, initFile)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(init+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plugin := filepath.Join(s.home, "src", "gemini-ide-companion", "plugins", editor)
+	s.editorSession(t, editor, editor, displayName, filepath.Join(plugin, "bin", "gemini-ide-companion"),
 		[]string{"Escape", ":qa!", "Enter"}, func(target string) {
-			s.helpOpens(t, target, filepath.Join(clone, "plugins", "vim", "doc"))
+			s.helpOpens(t, target, filepath.Join(plugin, "doc"))
 		})
 }
 
