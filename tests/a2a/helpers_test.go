@@ -204,6 +204,17 @@ func (b *bridge) call(t testing.TB, name string, args map[string]any) (map[strin
 }
 
 // ok calls a tool that must succeed.
+// start starts a supervised task and returns its session id.
+func (b *bridge) start(t testing.TB, task string) string {
+	t.Helper()
+	out := b.ok(t, "gemini_task_start", map[string]any{"task": task})
+	sid, _ := out["session_id"].(string)
+	if sid == "" {
+		t.Fatalf("no session_id in %v", out)
+	}
+	return sid
+}
+
 func (b *bridge) ok(t testing.TB, name string, args map[string]any) map[string]any {
 	t.Helper()
 	out, errText := b.call(t, name, args)

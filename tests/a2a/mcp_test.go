@@ -52,15 +52,6 @@ func TestSuperviseMCPTool(t *testing.T) {
 	srv := sb.startAgent(t)
 	b := startBridge(t, nil, "--agent", srv.URL, "--timeout", "90s")
 
-	start := func(t *testing.T, task string) string {
-		t.Helper()
-		out := b.ok(t, "gemini_task_start", map[string]any{"task": task})
-		sid, _ := out["session_id"].(string)
-		if sid == "" {
-			t.Fatalf("no session_id in %v", out)
-		}
-		return sid
-	}
 	decision := func(t *testing.T, sid, text string) string {
 		t.Helper()
 		st, _ := b.waitStatus(t, sid, "waiting")
@@ -84,7 +75,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 
 	t.Run("Denied", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "no"}))
-		sid := start(t, "note no")
+		sid := b.start(t, "note no")
 		decision(t, sid, "no")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
@@ -96,7 +87,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 	t.Run("Approved", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "yes"}))
 		sb.fake.Reply(fakegemini.Text("Noted."))
-		sid := start(t, "note yes")
+		sid := b.start(t, "note yes")
 		decision(t, sid, "yes")
 		if notesText(t) != "" {
 			t.Fatal("the MCP tool ran before approval")
@@ -120,7 +111,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 		defer page.Close()
 		url := page.URL + "/p"
 		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
-		sid := start(t, "read the page")
+		sid := b.start(t, "read the page")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
 		urls, _ := d["urls"].([]any)
@@ -147,7 +138,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 		defer page.Close()
 		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
 		sb.fake.Reply(fakegemini.Text("Fetched."))
-		sid := start(t, "read the page")
+		sid := b.start(t, "read the page")
 		b.waitStatus(t, sid, "waiting")
 		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
 		if note, _ := ack["note"].(string); !strings.Contains(note, "once") {
@@ -175,13 +166,13 @@ func TestSuperviseMCPTool(t *testing.T) {
 	t.Run("ApprovedAlways", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "always"}))
 		sb.fake.Reply(fakegemini.Text("Noted always."))
-		sid := start(t, "note always")
+		sid := b.start(t, "note always")
 		decision(t, sid, "always")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
 		b.waitStatus(t, sid, "complete")
 		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "unasked"}))
 		sb.fake.Reply(fakegemini.Text("Noted unasked."))
-		sid = start(t, "note unasked")
+		sid = b.start(t, "note unasked")
 		st, progress := b.waitStatus(t, sid, "complete")
 		for _, p := range progress {
 			if strings.HasPrefix(p, "decision") {

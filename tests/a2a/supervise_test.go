@@ -20,21 +20,11 @@ func TestSupervise(t *testing.T) {
 	srv := sb.startAgent(t)
 	b := startBridge(t, nil, "--agent", srv.URL, "--timeout", "90s")
 
-	start := func(t *testing.T, task string) string {
-		t.Helper()
-		out := b.ok(t, "gemini_task_start", map[string]any{"task": task})
-		sid, _ := out["session_id"].(string)
-		if sid == "" {
-			t.Fatalf("no session_id in %v", out)
-		}
-		return sid
-	}
-
 	t.Run("EditApproved", func(t *testing.T) {
 		path := filepath.Join(sb.ws, "hello.txt")
 		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
 		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
-		sid := start(t, "create hello.txt")
+		sid := b.start(t, "create hello.txt")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
 		if d["type"] != "file_edit" || d["path"] != path || !strings.Contains(d["diff"].(string), "+hello from gemini") {
@@ -60,7 +50,7 @@ func TestSupervise(t *testing.T) {
 		path := filepath.Join(sb.ws, "keep.txt")
 		writeFile(t, path, "original\n")
 		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
-		sid := start(t, "rewrite keep.txt")
+		sid := b.start(t, "rewrite keep.txt")
 		b.waitStatus(t, sid, "waiting")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
@@ -74,7 +64,7 @@ func TestSupervise(t *testing.T) {
 		writeFile(t, path, "v1\n")
 		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "agent's version\n"}))
 		sb.fake.Reply(fakegemini.Text("Noted your version."))
-		sid := start(t, "update mod.txt")
+		sid := b.start(t, "update mod.txt")
 		b.waitStatus(t, sid, "waiting")
 		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "modify: user's version\n"})
 		if !strings.Contains(ack["note"].(string), path) {
@@ -92,7 +82,7 @@ func TestSupervise(t *testing.T) {
 	t.Run("ShellCommand", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell-out.txt", "description": "write a file"}))
 		sb.fake.Reply(fakegemini.Text("Command done."))
-		sid := start(t, "run the command")
+		sid := b.start(t, "run the command")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
 		if d["type"] != "shell_command" || !strings.Contains(d["command"].(string), "echo ran > shell-out.txt") {
@@ -108,7 +98,7 @@ func TestSupervise(t *testing.T) {
 	t.Run("Cancel", func(t *testing.T) {
 		path := filepath.Join(sb.ws, "never.txt")
 		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
-		sid := start(t, "write never.txt")
+		sid := b.start(t, "write never.txt")
 		b.waitStatus(t, sid, "waiting")
 		out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
 		if out["status"] != "cancelled" {
