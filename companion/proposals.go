@@ -116,7 +116,7 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 	defer cancel()
 	err = editor.OpenDiff(octx, dr)
 	if err == nil {
-		s.watch(d)
+		s.watch(d.Path, d.ID)
 		// The editor holds both texts now: large ones leave memory until
 		// needed again (closeDiff without an answer from the editor, a
 		// change on disk).
@@ -315,8 +315,10 @@ func (s *Server) orphanProposals(owner string) {
 	}
 }
 
-// watch starts watching d's file for changes made outside the diff.
-func (s *Server) watch(d diffview.Diff) {
+// watch starts watching the file of diff id for changes made outside the
+// diff. It keeps the path and id only: a proposal's texts must not stay
+// reachable through the watch.
+func (s *Server) watch(path string, id uint64) {
 	s.props.mu.Lock()
 	defer s.props.mu.Unlock()
 	if s.props.watcher == nil && !s.props.failed {
@@ -348,7 +350,7 @@ func (s *Server) watch(d diffview.Diff) {
 	var mu sync.Mutex
 	var settle *time.Timer
 	stopped := false
-	remove, err := s.props.watcher.Add(d.Path, func() {
+	remove, err := s.props.watcher.Add(path, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
@@ -364,15 +366,15 @@ func (s *Server) watch(d diffview.Diff) {
 			done := stopped
 			mu.Unlock()
 			if !done {
-				s.checkDisk(d.Path, d.ID)
+				s.checkDisk(path, id)
 			}
 		})
 	})
 	if err != nil {
-		s.log.Warn().Err(err).Str("path", d.Path).Msg("changes on disk to this file will not be noticed")
+		s.log.Warn().Err(err).Str("path", path).Msg("changes on disk to this file will not be noticed")
 		return
 	}
-	s.props.unwatch[d.ID] = func() {
+	s.props.unwatch[id] = func() {
 		remove()
 		mu.Lock()
 		stopped = true
