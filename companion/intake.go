@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,7 +105,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 		// read, and the process would hold both. Collecting first lets the
 		// new text reuse that memory. Proposals are strings, which the
 		// collector does not scan, so this costs about a millisecond.
-		runtime.GC()
+		debug.FreeOSMemory()
 	}
 	var reserved int64
 	defer func() { s.lifts.presized.Add(-reserved) }()
