@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -22,9 +23,10 @@ import (
 // asked to show, so the test's own memory does not hide the companion's)
 // and never answers diff/close, as an editor that hung would.
 type mutedEditor struct {
-	mu     sync.Mutex
-	shown  []diffview.Print
-	states []DiffState
+	mu      sync.Mutex
+	shown   []diffview.Print
+	states  []DiffState
+	changed chan struct{} // a state arrived
 }
 
 func (e *mutedEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
@@ -42,15 +44,37 @@ func (e *mutedEditor) DiffState(st DiffState) {
 	e.mu.Lock()
 	e.states = append(e.states, st)
 	e.mu.Unlock()
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
 }
 
-func (e *mutedEditor) lastState() DiffState {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.states) == 0 {
-		return DiffState{}
+// waitState waits for a diff/state with state st after the first n seen
+// and returns it with the count seen so far. The watcher reports changes
+// on disk too, so the test waits for the report rather than expect it from
+// its own call.
+func (e *mutedEditor) waitState(t *testing.T, n int, st string) (DiffState, int) {
+	t.Helper()
+	timeout := time.NewTimer(20 * time.Second)
+	defer timeout.Stop()
+	for {
+		e.mu.Lock()
+		for i := n; i < len(e.states); i++ {
+			if e.states[i].State == st {
+				got := e.states[i]
+				e.mu.Unlock()
+				return got, i + 1
+			}
+		}
+		seen := len(e.states)
+		e.mu.Unlock()
+		select {
+		case <-e.changed:
+		case <-timeout.C:
+			t.Fatalf("no %q state; saw %d states", st, seen)
+		}
 	}
-	return e.states[len(e.states)-1]
 }
 
 // proposalText is the n-byte text proposed in these tests: lines with
@@ -73,7 +97,7 @@ func startSpoolServer(t *testing.T) (*Server, *mutedEditor, string) {
 	t.Setenv("TMPDIR", tmp) // where the spool makes its directory
 	ws := t.TempDir()
 	s := New(Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()})
-	ed := &mutedEditor{}
+	ed := &mutedEditor{changed: make(chan struct{}, 1)}
 	s.SetEditor(ed)
 	id := Identity{IDE: discovery.IDEInfo{Name: "test", DisplayName: "Test"}, Workspace: []string{ws}, IDEPID: os.Getpid()}
 	if _, err := s.Start(context.Background(), id); err != nil {
@@ -195,25 +219,21 @@ func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.checkDisk(path, d.ID)
-	st := ed.lastState()
+	st, n := ed.waitState(t, 0, StateChangedOnDisk)
 	want := diffview.Unified(path, &edited, proposalText(size, "v1"))
-	if st.State != StateChangedOnDisk || st.DiskContent == nil || *st.DiskContent != edited || st.UnifiedDiff != want || want == "" {
-		t.Fatalf("after an edit on disk: state %q, unified diff exact %v", st.State, st.UnifiedDiff == want)
+	if st.DiskContent == nil || *st.DiskContent != edited || st.UnifiedDiff != want || want == "" {
+		t.Fatalf("after an edit on disk: unified diff exact %v", st.UnifiedDiff == want)
 	}
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s.checkDisk(path, d.ID)
-	if st := ed.lastState(); st.State != StateUnchangedOnDisk {
-		t.Fatalf("after the file went back: state %q", st.State)
-	}
+	_, n = ed.waitState(t, n, StateUnchangedOnDisk)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	s.checkDisk(path, d.ID)
-	if st := ed.lastState(); st.State != StateDeletedOnDisk {
-		t.Fatalf("after the file was deleted: state %q", st.State)
-	}
+	ed.waitState(t, n, StateDeletedOnDisk)
 }
 
 // TestSpooledProposalThatVanished: the spool file of a shown proposal is
@@ -237,7 +257,7 @@ func TestSpooledProposalThatVanished(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.checkDisk(path, d.ID)
-	if st := ed.lastState(); st.State != StateChangedOnDisk || st.DiskContent == nil || *st.DiskContent != "edited\n" {
+	if st, _ := ed.waitState(t, 0, StateChangedOnDisk); st.DiskContent == nil || *st.DiskContent != "edited\n" {
 		t.Fatalf("change on disk under a vanished spool file: %+v", st)
 	}
 
