@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,9 +103,12 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 		// The companion runs with GOGC=400: the garbage of earlier large
 		// proposals could otherwise still be on the heap when this one is
 		// read, and the process would hold both. Collecting first lets the
-		// new text reuse that memory. Proposals are strings, which the
-		// collector does not scan, so this costs about a millisecond.
-		runtime.GC()
+		// new text reuse that memory; returning the freed pages to the
+		// system as well keeps those of smaller proposals (too small or
+		// scattered for a large text) from staying resident beside it.
+		// Proposals are strings, which the collector does not scan, so this
+		// costs a few milliseconds.
+		debug.FreeOSMemory()
 	}
 	var reserved int64
 	defer func() { s.lifts.presized.Add(-reserved) }()

@@ -88,8 +88,13 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 		s.diffs.ResolveID(d.Path, d.ID, diffview.Closed)
 		return errors.New("no editor is attached to show the diff")
 	}
+	proposed, err := d.ProposedText()
+	if err != nil {
+		s.diffs.ResolveID(d.Path, d.ID, diffview.Closed)
+		return err
+	}
 	outside := !s.inWorkspace(d.Path)
-	title := diffTitle(d.Path, d.Original == nil)
+	title := diffTitle(d.Path, d.IsNew())
 	notice := ""
 	if outside {
 		title += " (outside the workspace)"
@@ -97,9 +102,9 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 	}
 	dr := DiffRequest{
 		FilePath:         d.Path,
-		NewContent:       d.Proposed,
+		NewContent:       proposed,
 		OriginalContent:  d.Original,
-		UnifiedDiff:      diffview.Unified(d.Path, d.Original, d.Proposed),
+		UnifiedDiff:      diffview.Unified(d.Path, d.Original, proposed),
 		Title:            title,
 		DiffID:           d.ID,
 		Owner:            ownerLabel(d.Owner),
@@ -109,9 +114,15 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 	}
 	octx, cancel := context.WithTimeout(ctx, s.opts.EditorTimeout)
 	defer cancel()
-	err := editor.OpenDiff(octx, dr)
+	err = editor.OpenDiff(octx, dr)
 	if err == nil {
-		s.watch(d)
+		s.watch(d.Path, d.ID)
+		// The editor holds both texts now: large ones leave memory until
+		// needed again (closeDiff without an answer from the editor, a
+		// change on disk).
+		if err := s.diffs.Stow(d.Path, d.ID, s.spool); err != nil {
+			s.log.Warn().Err(err).Str("path", d.Path).Msg("the proposal stays in memory")
+		}
 		return nil
 	}
 	s.diffs.ResolveID(d.Path, d.ID, diffview.Closed)
@@ -304,8 +315,10 @@ func (s *Server) orphanProposals(owner string) {
 	}
 }
 
-// watch starts watching d's file for changes made outside the diff.
-func (s *Server) watch(d diffview.Diff) {
+// watch starts watching the file of diff id for changes made outside the
+// diff. It keeps the path and id only: a proposal's texts must not stay
+// reachable through the watch.
+func (s *Server) watch(path string, id uint64) {
 	s.props.mu.Lock()
 	defer s.props.mu.Unlock()
 	if s.props.watcher == nil && !s.props.failed {
@@ -337,7 +350,7 @@ func (s *Server) watch(d diffview.Diff) {
 	var mu sync.Mutex
 	var settle *time.Timer
 	stopped := false
-	remove, err := s.props.watcher.Add(d.Path, func() {
+	remove, err := s.props.watcher.Add(path, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
@@ -353,15 +366,15 @@ func (s *Server) watch(d diffview.Diff) {
 			done := stopped
 			mu.Unlock()
 			if !done {
-				s.checkDisk(d.Path, d.ID)
+				s.checkDisk(path, id)
 			}
 		})
 	})
 	if err != nil {
-		s.log.Warn().Err(err).Str("path", d.Path).Msg("changes on disk to this file will not be noticed")
+		s.log.Warn().Err(err).Str("path", path).Msg("changes on disk to this file will not be noticed")
 		return
 	}
-	s.props.unwatch[d.ID] = func() {
+	s.props.unwatch[id] = func() {
 		remove()
 		mu.Lock()
 		stopped = true
@@ -400,10 +413,10 @@ func (s *Server) checkDisk(path string, id uint64) {
 	}
 	disk := diffview.Unchanged
 	switch {
-	case cur == nil && d.Original != nil:
+	case cur == nil && !d.IsNew():
 		disk = diffview.Deleted
 	case cur == nil:
-	case d.Original == nil || *cur != *d.Original:
+	case !d.OriginalIs(cur):
 		disk = diffview.Changed
 	}
 	d, changed := s.diffs.SetDisk(path, id, disk, cur)
@@ -411,7 +424,14 @@ func (s *Server) checkDisk(path string, id uint64) {
 		return
 	}
 	base := filepath.Base(path)
-	st := DiffState{FilePath: d.Path, DiffID: d.ID, DiskContent: cur, UnifiedDiff: diffview.Unified(d.Path, cur, d.Proposed)}
+	st := DiffState{FilePath: d.Path, DiffID: d.ID, DiskContent: cur}
+	if proposed, err := d.ProposedText(); err == nil {
+		st.UnifiedDiff = diffview.Unified(d.Path, cur, proposed)
+	} else {
+		// The editor still shows the proposal and the file as it is now;
+		// only the diff between them is missing.
+		s.log.Warn().Err(err).Str("path", path).Msg("the diff against the file on disk cannot be computed")
+	}
 	switch disk {
 	case diffview.Changed:
 		st.State = StateChangedOnDisk

@@ -102,6 +102,7 @@ type Server struct {
 	publisher *idectx.Publisher
 	watcher   atomic.Pointer[idectx.Watcher]
 	diffs     *diffview.Registry
+	spool     *diffview.Spool // large texts of shown proposals
 	props     proposals
 	lifts     liftStore
 
@@ -150,6 +151,7 @@ func New(opts Options) *Server {
 		opts:     opts,
 		log:      opts.Logger,
 		diffs:    diffview.NewRegistry(),
+		spool:    diffview.NewSpool(""),
 		sessions: map[string]*session{},
 	}
 	s.engine = idectx.NewEngine(opts.Now, func() {
@@ -471,6 +473,9 @@ func (s *Server) Close() error {
 		}
 	}
 	s.wg.Wait()
+	if err := s.spool.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	s.log.Info().Msg("companion stopped")
 	return errors.Join(errs...)
 }

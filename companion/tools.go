@@ -275,10 +275,7 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 		s.log.Warn().Str("path", path).Msg("closeDiff refused: the diff belongs to another session")
 		return toolError("closeDiff: the diff for %s was proposed by another Gemini CLI session; a session can close only its own proposals", path), nil
 	}
-	if ok {
-		proposed := d.Proposed
-		content = &proposed
-	}
+	defer d.Release()
 	if ok && shown {
 		s.unwatch(d.ID)
 		s.mu.Lock()
@@ -299,6 +296,15 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 	} else if ok {
 		s.log.Info().Str("path", path).Msg("queued diff withdrawn by the CLI")
 		s.queueChanged(path)
+	}
+	if ok && content == nil {
+		// The proposal as the CLI made it: the editor has no other text.
+		proposed, err := d.ProposedText()
+		if err != nil {
+			s.log.Error().Err(err).Str("path", path).Msg("closeDiff cannot return the proposed text")
+			return toolError("closeDiff: the diff was closed, but %v", err), nil
+		}
+		content = &proposed
 	}
 	body, err := json.Marshal(map[string]*string{"content": content})
 	if err != nil {

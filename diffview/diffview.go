@@ -89,18 +89,67 @@ type Diff struct {
 	// decision and may close it.
 	Owner string
 	// Original is the file's content when the diff opened; nil if the file
-	// did not exist.
+	// did not exist, or once the diff is stowed (then OriginalPrint is set).
 	Original *string
-	// Proposed is the content the CLI proposed.
+	// OriginalPrint identifies the original of a stowed diff whose file
+	// existed; nil otherwise.
+	OriginalPrint *Print
+	// Proposed is the content the CLI proposed; empty once the diff is
+	// stowed: ProposedText reads it back.
 	Proposed string
 	// State is the diff's state when this copy was taken.
 	State State
 	// Orphaned is set once the owner is gone: a decision can reach nobody.
 	Orphaned bool
-	// Disk says whether the file changed on disk since Original was read;
-	// Current is its content now (nil when deleted).
-	Disk    Disk
-	Current *string
+	// Disk says whether the file changed on disk since Original was read.
+	Disk Disk
+
+	current *Print   // the file on disk as SetDisk last saw it; nil when deleted
+	stored  *spooled // where Proposed went when stowed
+}
+
+// IsNew reports whether the file did not exist when the diff opened.
+func (d Diff) IsNew() bool {
+	return d.Original == nil && d.OriginalPrint == nil
+}
+
+// OriginalIs reports whether text (nil: no file) is the diff's original.
+func (d Diff) OriginalIs(text *string) bool {
+	switch {
+	case text == nil || d.IsNew():
+		return text == nil && d.IsNew()
+	case d.Original != nil:
+		return *text == *d.Original
+	}
+	return int64(len(*text)) == d.OriginalPrint.Size && PrintOf(*text) == *d.OriginalPrint
+}
+
+// Stowed reports whether the diff's texts left memory (Registry.Stow).
+func (d Diff) Stowed() bool {
+	return d.stored != nil
+}
+
+// ProposedText returns the proposed content, read back from the spool when
+// the diff is stowed. It fails, and says why, when the spool file cannot be
+// read or no longer holds exactly what was written to it.
+func (d Diff) ProposedText() (string, error) {
+	if d.stored == nil {
+		return d.Proposed, nil
+	}
+	text, err := d.stored.text()
+	if err != nil {
+		return "", fmt.Errorf("the proposed text for %s cannot be read back: %w", d.Path, err)
+	}
+	return text, nil
+}
+
+// Release frees the spool file of a diff that Close returned; the other
+// ways a diff ends free it themselves. It is safe on any diff, and more than
+// once.
+func (d Diff) Release() {
+	if d.stored != nil {
+		d.stored.release()
+	}
 }
 
 type entry struct {
@@ -151,6 +200,7 @@ func (r *Registry) Propose(path, owner string, original *string, proposed string
 	case e.shown.Owner == owner:
 		old := *e.shown
 		old.State = Replaced
+		old.Release()
 		replaced = &old
 		e.shown = nd
 	default:
@@ -212,6 +262,7 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 		delete(r.files, key)
 	}
 	d.State = to
+	d.Release()
 	return *d, true
 }
 
@@ -241,15 +292,16 @@ func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
 	if e == nil || e.shown == nil || e.shown.ID != id {
 		return Diff{}
 	}
-	e.shown.Original = original
-	e.shown.Disk, e.shown.Current = Unchanged, nil
+	e.shown.Original, e.shown.OriginalPrint = original, nil
+	e.shown.Disk, e.shown.current = Unchanged, nil
 	return *e.shown
 }
 
 // Close ends owner's proposal for path as Closed: the shown one, or one
 // still queued (wasShown false). It returns ErrNotOwner when the only
 // proposal for path belongs to another session, and ok false when there is
-// none.
+// none. The caller may still read the proposed text of the diff it gets,
+// and must Release it when done.
 func (r *Registry) Close(path, owner string) (d Diff, wasShown, ok bool, err error) {
 	key := filepath.Clean(path)
 	r.mu.Lock()
@@ -312,6 +364,11 @@ func (r *Registry) Orphan(owner string) (out []Diff, unqueued []string) {
 // SetDisk records what the file of diff id now holds on disk. It reports
 // whether anything changed, and returns the diff as it is now.
 func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (Diff, bool) {
+	var cur *Print
+	if current != nil {
+		p := PrintOf(*current)
+		cur = &p
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[filepath.Clean(path)]
@@ -319,18 +376,59 @@ func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (
 		return Diff{}, false
 	}
 	d := e.shown
-	if d.Disk == disk && sameText(d.Current, current) {
+	if d.Disk == disk && samePrint(d.current, cur) {
 		return *d, false
 	}
-	d.Disk, d.Current = disk, current
+	d.Disk, d.current = disk, cur
 	return *d, true
 }
 
-func sameText(a, b *string) bool {
+func samePrint(a, b *Print) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	return *a == *b
+}
+
+// Stow moves the texts of the diff shown for path, if it is id and either
+// text is SpoolMin or larger, out of memory: the proposed text into a file
+// of sp, the original down to its Print. It is meant for a diff the editor
+// already shows, which holds both texts itself. A diff that is no longer
+// shown, or already stowed, is left alone.
+func (r *Registry) Stow(path string, id uint64, sp *Spool) error {
+	key := filepath.Clean(path)
+	r.mu.Lock()
+	e := r.files[key]
+	if e == nil || e.shown == nil || e.shown.ID != id || e.shown.stored != nil {
+		r.mu.Unlock()
+		return nil
+	}
+	d := *e.shown
+	r.mu.Unlock()
+	if len(d.Proposed) < SpoolMin && (d.Original == nil || len(*d.Original) < SpoolMin) {
+		return nil
+	}
+	// The slow part, writing the file and hashing, runs unlocked.
+	var orig *Print
+	if d.Original != nil {
+		p := PrintOf(*d.Original)
+		orig = &p
+	}
+	sf, err := sp.put(d.Proposed)
+	if err != nil {
+		return fmt.Errorf("keep the proposed text for %s on disk: %w", d.Path, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e = r.files[key]
+	if e == nil || e.shown == nil || e.shown.ID != id || e.shown.stored != nil {
+		sf.release()
+		return nil
+	}
+	e.shown.stored = sf
+	e.shown.Proposed = ""
+	e.shown.Original, e.shown.OriginalPrint = nil, orig
+	return nil
 }
 
 // Queued returns how many proposals wait behind the one shown for path.

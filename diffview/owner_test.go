@@ -97,8 +97,14 @@ func TestSetDiskReportsOnlyChanges(t *testing.T) {
 	if _, ch := r.SetDisk("/w/a.go", d.ID, Changed, str("v2")); ch {
 		t.Fatal("same state reported twice")
 	}
-	if got, ch := r.SetDisk("/w/a.go", d.ID, Deleted, nil); !ch || got.Disk != Deleted || got.Current != nil {
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Changed, str("v3")); !ch {
+		t.Fatal("a second change to other text not recorded")
+	}
+	if got, ch := r.SetDisk("/w/a.go", d.ID, Deleted, nil); !ch || got.Disk != Deleted {
 		t.Fatalf("deleted: %+v %v", got, ch)
+	}
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Deleted, nil); ch {
+		t.Fatal("deleted reported twice")
 	}
 	if _, ch := r.SetDisk("/w/a.go", d.ID+1, Changed, str("x")); ch {
 		t.Fatal("another diff's id changed this one")
