@@ -1,10 +1,12 @@
-// Package agent is a small client for A2A agents, built on a2a-go's client
-// with the workarounds Gemini CLI's A2A server (0.25.x) needs: the JSON-RPC
-// transport is chosen explicitly (the server's card names none), one
-// long-lived keep-alive HTTP client is used (closing the connection that
-// started a turn aborts it), and streamed events are read by an SSE reader
-// without a line limit (a2a-go's stops at 64 KiB). It knows nothing of MCP,
-// so the editor's agent panel can use it too.
+// Package agent is a small client for A2A agents over A2A's JSON-RPC
+// binding, on a2a-go's protocol types, with what Gemini CLI's A2A server
+// (0.25.x) needs: JSON-RPC always (the server's card names no transport),
+// one long-lived keep-alive HTTP client (closing the connection that
+// started a turn aborts it), and streamed events read by an SSE reader
+// without a line limit (a2a-go 0.3's stops at 64 KiB). It does not use
+// a2a-go's client package, whose gRPC transport would more than double the
+// sidecar's binary and idle memory for a transport the server does not
+// speak. It knows nothing of MCP, so the editor's agent panel can use it too.
 package agent
 
 import (
@@ -21,7 +23,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
 )
 
 // CardPath is where an A2A agent publishes its agent card.
@@ -50,7 +51,7 @@ type Agent struct {
 	// Card is the agent card as the agent published it.
 	Card *a2a.AgentCard
 
-	client *a2aclient.Client
+	rpc *rpcClient
 }
 
 // BaseURL turns what a user gives (a base URL or a card URL) into the
@@ -90,22 +91,12 @@ func Load(ctx context.Context, raw string, hc *http.Client) (*Agent, error) {
 	}
 	// The card's own URL may say "localhost" (which can resolve to ::1 while
 	// the server is pinned to 127.0.0.1); call the address the user gave.
-	endpoint := base + "/"
-	factory := a2aclient.TransportFactoryFn(func(_ context.Context, u string, _ *a2a.AgentCard) (a2aclient.Transport, error) {
-		return &transport{Transport: a2aclient.NewJSONRPCTransport(u, hc), url: u, hc: hc}, nil
-	})
-	c, err := a2aclient.NewFromEndpoints(ctx,
-		[]a2a.AgentInterface{{Transport: a2a.TransportProtocolJSONRPC, URL: endpoint}},
-		a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithTransport(a2a.TransportProtocolJSONRPC, factory))
-	if err != nil {
-		return nil, fmt.Errorf("agent at %s: %w", base, err)
-	}
+	rpc := &rpcClient{url: base + "/", hc: hc}
 	name := card.Name
 	if name == "" {
 		name = base
 	}
-	return &Agent{Name: name, URL: base, Card: &card, client: c}, nil
+	return &Agent{Name: name, URL: base, Card: &card, rpc: rpc}, nil
 }
 
 // Stream sends msg with message/stream and yields the agent's events,
@@ -113,7 +104,7 @@ func Load(ctx context.Context, raw string, hc *http.Client) (*Agent, error) {
 // or ctx ends.
 func (a *Agent) Stream(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, error] {
 	return func(yield func(Update, error) bool) {
-		for ev, err := range a.client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
+		for ev, err := range a.rpc.stream(ctx, "message/stream", &a2a.MessageSendParams{Message: msg}) {
 			if err != nil {
 				yield(Update{}, a.wrap("message/stream", err))
 				return
@@ -131,7 +122,7 @@ func (a *Agent) Stream(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, 
 // the caller can read the task's history.
 func (a *Agent) Resubscribe(ctx context.Context, id string) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		for ev, err := range a.client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(id)}) {
+		for ev, err := range a.rpc.stream(ctx, "tasks/resubscribe", &a2a.TaskIDParams{ID: a2a.TaskID(id)}) {
 			if err != nil {
 				yield(nil, a.wrap("tasks/resubscribe", err))
 				return
@@ -145,18 +136,25 @@ func (a *Agent) Resubscribe(ctx context.Context, id string) iter.Seq2[a2a.Event,
 
 // GetTask returns the task id as the agent knows it (A2A tasks/get).
 func (a *Agent) GetTask(ctx context.Context, id string) (*a2a.Task, error) {
-	t, err := a.client.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(id)})
-	return t, a.wrap("tasks/get", err)
+	var t a2a.Task
+	if err := a.rpc.call(ctx, "tasks/get", &a2a.TaskQueryParams{ID: a2a.TaskID(id)}, &t); err != nil {
+		return nil, a.wrap("tasks/get", err)
+	}
+	return &t, nil
 }
 
 // Cancel asks the agent to cancel task id (A2A tasks/cancel).
 func (a *Agent) Cancel(ctx context.Context, id string) (*a2a.Task, error) {
-	t, err := a.client.CancelTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(id)})
-	return t, a.wrap("tasks/cancel", err)
+	var t a2a.Task
+	if err := a.rpc.call(ctx, "tasks/cancel", &a2a.TaskIDParams{ID: a2a.TaskID(id)}, &t); err != nil {
+		return nil, a.wrap("tasks/cancel", err)
+	}
+	return &t, nil
 }
 
-// Close releases the client.
-func (a *Agent) Close() error { return a.client.Destroy() }
+// Close releases the agent. Its HTTP client is the caller's, shared, and
+// stays open.
+func (a *Agent) Close() error { return nil }
 
 func (a *Agent) wrap(method string, err error) error {
 	if err == nil {

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
 )
 
 // MaxEventSize bounds one streamed event. a2a-go's own reader stops at
@@ -21,22 +20,62 @@ import (
 // still refuses an endless line.
 const MaxEventSize = 64 << 20
 
-// transport is a2a-go's JSON-RPC transport with the two streaming methods
-// replaced by ones whose SSE reader has no 64 KiB line limit.
-type transport struct {
-	a2aclient.Transport
+// rpcClient speaks A2A's JSON-RPC binding to one agent endpoint.
+type rpcClient struct {
 	url string
 	hc  *http.Client
 }
 
 var requestID atomic.Int64
 
-func (t *transport) SendStreamingMessage(ctx context.Context, p *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
-	return t.stream(ctx, "message/stream", p)
+// post sends one JSON-RPC request and returns the response, which the
+// caller closes.
+func (c *rpcClient) post(ctx context.Context, method string, params any, accept string) (*http.Response, error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": requestID.Add(1), "method": method, "params": params})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", method, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return resp, nil
 }
 
-func (t *transport) ResubscribeToTask(ctx context.Context, p *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
-	return t.stream(ctx, "tasks/resubscribe", p)
+// call makes a request that has one answer and decodes its result into out.
+func (c *rpcClient) call(ctx context.Context, method string, params, out any) error {
+	resp, err := c.post(ctx, method, params, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, MaxEventSize)).Decode(&msg); err != nil {
+		return fmt.Errorf("malformed answer: %w", err)
+	}
+	if msg.Error != nil {
+		return msg.Error
+	}
+	if len(msg.Result) == 0 {
+		return errors.New("malformed answer: no result")
+	}
+	if err := json.Unmarshal(msg.Result, out); err != nil {
+		return fmt.Errorf("malformed result: %w", err)
+	}
+	return nil
 }
 
 type rpcError struct {
@@ -46,30 +85,15 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
 
-func (t *transport) stream(ctx context.Context, method string, params any) iter.Seq2[a2a.Event, error] {
+// stream makes a request answered with server-sent events and yields them.
+func (c *rpcClient) stream(ctx context.Context, method string, params any) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": requestID.Add(1), "method": method, "params": params})
-		if err != nil {
-			yield(nil, fmt.Errorf("encode %s: %w", method, err))
-			return
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := t.hc.Do(req)
+		resp, err := c.post(ctx, method, params, "text/event-stream")
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			yield(nil, fmt.Errorf("HTTP %s", resp.Status))
-			return
-		}
 		for data, err := range readSSE(resp.Body) {
 			if err != nil {
 				yield(nil, err)

@@ -82,7 +82,7 @@ func (b *Bridge) taskStart(ctx context.Context, req *mcp.CallToolRequest, in Tas
 	}
 	wctx, cancel := context.WithTimeout(ctx, b.CallTimeout)
 	defer cancel()
-	out.Snapshot = b.waitSettled(wctx, req, ss)
+	out.Snapshot = b.waitSettled(wctx, req, ss, true)
 	return nil, out, nil
 }
 
@@ -194,7 +194,7 @@ func (b *Bridge) consult(ctx context.Context, req *mcp.CallToolRequest, in Consu
 	defer b.sup.Forget(ss.ID())
 	out := ConsultOut{ModelNote: modelNote(in.Model)}
 	for {
-		snap := b.waitSettled(wctx, req, ss)
+		snap := b.waitSettled(wctx, req, ss, true)
 		switch snap.Status {
 		case supervisor.Waiting:
 			// A consultation runs no tools: deny and let the agent answer.

@@ -251,7 +251,7 @@ func (b *Bridge) sendMessage(ctx context.Context, req *mcp.CallToolRequest, in S
 	}
 	wctx, cancel := context.WithTimeout(ctx, b.timeout(in.TimeoutS))
 	defer cancel()
-	snap := b.waitSettled(wctx, req, ss)
+	snap := b.waitSettled(wctx, req, ss, in.TaskID == "")
 	if snap.TaskID != "" && in.TaskID == "" {
 		b.remember(a, ss, snap.TaskID)
 	}
@@ -342,9 +342,10 @@ func (b *Bridge) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in Canc
 }
 
 // waitSettled waits until ss's turn ends or needs a decision (or ctx ends),
-// forwarding progress to the caller as it comes.
-func (b *Bridge) waitSettled(ctx context.Context, req *mcp.CallToolRequest, ss *supervisor.Session) supervisor.Snapshot {
-	stop := b.forward(ctx, req, ss)
+// forwarding progress to the caller as it comes; started says the call
+// started ss, so what it reported before now is the caller's too.
+func (b *Bridge) waitSettled(ctx context.Context, req *mcp.CallToolRequest, ss *supervisor.Session, started bool) supervisor.Snapshot {
+	stop := b.forward(ctx, req, ss, started)
 	defer stop()
 	return ss.WaitSettled(ctx)
 }
@@ -352,17 +353,22 @@ func (b *Bridge) waitSettled(ctx context.Context, req *mcp.CallToolRequest, ss *
 // forward sends the session's progress to the caller as progress
 // notifications, when it gave a progress token. (MCP logging is deprecated
 // as of protocol 2026-07-28, so progress is not duplicated as log lines.)
-func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supervisor.Session) func() {
+func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supervisor.Session, started bool) func() {
 	if req == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
 		return func() {}
 	}
 	ch := make(chan supervisor.Progress, 64)
-	unwatch := ss.Watch(func(p supervisor.Progress) {
+	push := func(p supervisor.Progress) {
 		select {
 		case ch <- p:
 		default:
 		}
-	})
+	}
+	unwatch := ss.Watch
+	if started {
+		unwatch = ss.WatchAll
+	}
+	unwatchFn := unwatch(push)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -396,7 +402,7 @@ func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supe
 		}
 	}()
 	return func() {
-		unwatch()
+		unwatchFn()
 		close(done)
 		wg.Wait()
 	}

@@ -57,3 +57,23 @@ func TestDecisionForMCPAndInfo(t *testing.T) {
 		t.Fatalf("exec decision = %+v", d)
 	}
 }
+
+// A caller that starts a session and watches it a moment later still gets
+// what the turn reported in between; a plain Watch gets only what follows.
+func TestWatchAllReplaysWhatWasNotRead(t *testing.T) {
+	ss := &Session{changed: make(chan struct{})}
+	ss.mu.Lock()
+	ss.add("text", "early")
+	ss.mu.Unlock()
+	var all, later []string
+	stopAll := ss.WatchAll(func(p Progress) { all = append(all, p.Text) })
+	stopLater := ss.Watch(func(p Progress) { later = append(later, p.Text) })
+	ss.mu.Lock()
+	ss.add("text", "late")
+	ss.mu.Unlock()
+	stopAll()
+	stopLater()
+	if strings.Join(all, ",") != "early,late" || strings.Join(later, ",") != "late" {
+		t.Fatalf("WatchAll saw %v, Watch saw %v", all, later)
+	}
+}

@@ -218,8 +218,24 @@ func (s *Supervisor) StartIn(ag *agent.Agent, contextID, text string) *Session {
 // Watch calls fn with every progress entry from now on, until stop is
 // called. fn runs with the session locked and must not block.
 func (ss *Session) Watch(fn func(Progress)) (stop func()) {
+	return ss.watch(fn, false)
+}
+
+// WatchAll is Watch that first calls fn with the entries recorded and not
+// read yet: for a caller that started the session and must not miss what
+// its turn reported before the caller began to watch.
+func (ss *Session) WatchAll(fn func(Progress)) (stop func()) {
+	return ss.watch(fn, true)
+}
+
+func (ss *Session) watch(fn func(Progress), unread bool) (stop func()) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if unread {
+		for _, p := range ss.progress {
+			fn(p)
+		}
+	}
 	if ss.watchers == nil {
 		ss.watchers = map[int]func(Progress){}
 	}
