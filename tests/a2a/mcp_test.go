@@ -1,17 +1,15 @@
 package a2a_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 // withNotesServer builds the test's MCP server (appendmcp: one tool,
@@ -20,24 +18,8 @@ import (
 // startAgent.
 func (sb *sandbox) withNotesServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "appendmcp")
-	build := exec.Command("go", "build", "-o", bin, "./appendmcp")
-	build.Dir = here()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test MCP server: %v\n%s", err, out)
-	}
 	notes := filepath.Join(sb.ws, "notes.txt")
-	settings, err := json.Marshal(map[string]any{
-		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"general":    map[string]any{"disableAutoUpdate": true},
-		"mcpServers": map[string]any{"notes": map[string]any{"command": bin, "args": []string{"-file", notes}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(sb.home, ".gemini", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.NotesMCPServer(t, sb.home, notes)
 	return notes
 }
 

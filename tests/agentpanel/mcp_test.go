@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,24 +82,8 @@ func (lp *linkPanel) asked(from int) int {
 // appends to.
 func withNotesServer(t *testing.T, w *world) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "appendmcp")
-	build := exec.Command("go", "build", "-o", bin, "./tests/a2a/appendmcp")
-	build.Dir = testkit.ModuleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test MCP server: %v\n%s", err, out)
-	}
 	notes := w.path("notes.txt")
-	settings, err := json.Marshal(map[string]any{
-		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"general":    map[string]any{"disableAutoUpdate": true},
-		"mcpServers": map[string]any{"notes": map[string]any{"command": bin, "args": []string{"-file", notes}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.sb.Home, ".gemini", "settings.json"), settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.NotesMCPServer(t, w.sb.Home, notes)
 	return notes
 }
 
