@@ -93,7 +93,8 @@ sublime_tests() {
 }
 
 fuzz_log="$(mktemp "${TMPDIR:-/tmp}/fuzz-log.XXXXXX")"
-trap 'rm -f "$fuzz_log" "$fuzz_log.failed"' EXIT
+fuzz_cache="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-cache.XXXXXX")"
+trap 'rm -rf "$fuzz_log" "$fuzz_log.failed" "$fuzz_cache"' EXIT
 
 fuzz_briefly() {
 	local list=scripts/fuzz-targets.txt
@@ -105,7 +106,12 @@ fuzz_briefly() {
 		# No minimizing in a 10 s run: the engine can lose a worker that the
 		# deadline interrupts mid-minimization and report that as a failure
 		# (golang/go#52569); a crasher is kept as found, which reproduces too.
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s -fuzzminimizetime 0 "$pkg" 2>&1 | tee "$fuzz_log"; then
+		# A fresh corpus cache each run: the one in GOCACHE grows with every
+		# run on a machine, and once replaying it takes the whole 10 s the
+		# engine fails with "context deadline exceeded". The seed corpora in
+		# testdata/ are still run first.
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s -fuzzminimizetime 0 "$pkg" \
+			-args -test.fuzzcachedir="$fuzz_cache/$pkg/$target" 2>&1 | tee "$fuzz_log"; then
 			# Keep what failed, and the input, for the summary at the end.
 			{
 				echo "fuzz $pkg $target failed:"
