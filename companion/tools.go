@@ -122,8 +122,12 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	d, replaced := s.diffs.Propose(path, owner, original, newContent)
 	if replaced != nil {
-		s.unwatch(replaced.ID)
-		s.log.Info().Str("path", path).Msg("diff replaced by a newer proposal from the same session")
+		// Unwatched once the new proposal watches the same file: the watch
+		// on its folder then carries over instead of being dropped and
+		// made again. Logged once, with "diff shown" below: a CLI that
+		// proposes a file again replaces its own proposal, and a line each
+		// would double the log writes of every such call.
+		defer s.unwatch(replaced.ID)
 	}
 	if d.State == diffview.Queued {
 		// Another session's proposal for this file is on screen: this one
@@ -137,7 +141,8 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 		s.log.Warn().Str("path", path).Str("reason", err.Error()).Msg("diff could not be shown")
 		return toolError("openDiff: %s", err), nil
 	}
-	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(newContent)).Msg("diff shown")
+	s.log.Info().Str("path", path).Bool("newFile", original == nil).Int("bytes", len(newContent)).
+		Bool("replacedOwnProposal", replaced != nil).Msg("diff shown")
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
@@ -190,7 +195,7 @@ func readOriginalLike(path string, known *string) (*string, error) {
 // known (if not nil) it only compares, and reports same when it is all of
 // known: then no buffer at all.
 func readText(path string, size int64, known *string) (text string, same bool, err error) {
-	f, err := os.Open(path)
+	f, err := openForRead(path)
 	if err != nil {
 		return "", false, err
 	}

@@ -184,6 +184,27 @@ func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 	a.WaitFor(t, "ide/diffAccepted", wait, nil)
 }
 
+// TestAProposalMadeAgainStillSeesChangesOnDisk: a CLI that proposes the
+// same file again replaces its own proposal; the file stays watched, and a
+// change on disk is reported against the new proposal.
+func TestAProposalMadeAgainStillSeesChangesOnDisk(t *testing.T) {
+	s := startWithStates(t)
+	path := filepath.Join(s.sb.Workspace, "again.txt")
+	os.WriteFile(path, []byte("v1\n"), 0o600)
+	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	mustOpen(t, a, path, "first proposal\n")
+	mustOpen(t, a, path, "second proposal\n")
+	shown := opened(s)
+	if len(shown) != 2 || shown[1].DiffID == shown[0].DiffID {
+		t.Fatalf("want two diffs shown, the second a new proposal: %+v", shown)
+	}
+	os.WriteFile(path, []byte("v2 from another tool\n"), 0o600)
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk")))
+	if st.DiffID != shown[1].DiffID || st.DiskContent == nil || *st.DiskContent != "v2 from another tool\n" {
+		t.Fatalf("changedOnDisk %+v, want it for diff %d", st, shown[1].DiffID)
+	}
+}
+
 func TestDeleteOnDiskUnderAnOpenDiffIsShown(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "doomed.txt")

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -123,13 +125,32 @@ func (l *leanCaller) callTool(ctx context.Context, name string, args map[string]
 	return nil
 }
 
+// sseReaders holds the readers of answers between calls: a call allocates
+// no read buffer, so that the driver's own garbage, on the cores it shares
+// with the server, stays small.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
 // readSSEAnswer reads server-sent events until the response to id.
 func readSSEAnswer(r io.Reader, id string) (toolResponse, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
+	br := sseReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		sseReaders.Put(br)
+	}()
+	var data, long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer (a large closeDiff answer).
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case bytes.HasPrefix(line, []byte("data:")):
 			data = append(data, bytes.TrimPrefix(line[len("data:"):], []byte(" "))...)
@@ -140,9 +161,12 @@ func readSSEAnswer(r io.Reader, id string) (toolResponse, error) {
 			}
 			data = data[:0]
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return toolResponse{}, err
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return toolResponse{}, err
+		}
 	}
 	return toolResponse{}, fmt.Errorf("stream ended without the answer to %s", id)
 }
