@@ -172,12 +172,6 @@ func startBridge(t testing.TB, env []string, args ...string) *bridge {
 	return b
 }
 
-func (b *bridge) stderrText() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Join(b.stderr, "\n")
-}
-
 // call calls a tool and returns its structured result, and whether it was
 // an error (with the error text).
 func (b *bridge) call(t testing.TB, name string, args map[string]any) (map[string]any, string) {

@@ -80,3 +80,10 @@ func nonLoopbackIP() string {
 	}
 	return ""
 }
+
+// stderrText is what the bridge has logged so far.
+func (b *bridge) stderrText() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.stderr, "\n")
+}
