@@ -46,10 +46,10 @@ func TestContextReachesTheCLI(t *testing.T) {
 	s := start(t)
 	a := filepath.Join(s.sb.Workspace, "a.go")
 	b := filepath.Join(s.sb.Workspace, "b.go")
-	os.WriteFile(a, []byte("package a\n"), 0o600)
-	os.WriteFile(b, []byte("package b\n"), 0o600)
+	write(t, a, "package a\n")
+	write(t, b, "package b\n")
 
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	// A new session gets the current state as soon as its stream opens,
 	// even with nothing open yet.
 	first := decodeContext(t, cli.WaitFor(t, "ide/contextUpdate", wait, nil))
@@ -83,7 +83,7 @@ func TestContextReachesTheCLI(t *testing.T) {
 	})
 
 	// A file deleted on disk leaves the context.
-	os.WriteFile(a, []byte("x"), 0o600)
+	write(t, a, "x")
 	s.ed.Notify(t, "context/fileFocused", map[string]any{"path": a})
 	cli.WaitFor(t, "ide/contextUpdate", wait, func(raw json.RawMessage) bool {
 		return strings.Contains(string(raw), `/a.go"`) && strings.Count(string(raw), `"path"`) == 2
@@ -98,8 +98,8 @@ func TestContextReachesTheCLI(t *testing.T) {
 func TestContextDebounceAndMaxWait(t *testing.T) {
 	s := start(t)
 	path := filepath.Join(s.sb.Workspace, "long.go")
-	os.WriteFile(path, []byte(strings.Repeat("x", 1000)), 0o600)
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	write(t, path, strings.Repeat("x", 1000))
+	cli := s.cli(t)
 	cli.WaitFor(t, "ide/contextUpdate", wait, nil)
 
 	// One event then silence: one update, no earlier than 50 ms after it.
@@ -157,8 +157,8 @@ func TestContextDebounceAndMaxWait(t *testing.T) {
 func TestAcceptWithUserEdits(t *testing.T) {
 	s := start(t)
 	path := filepath.Join(s.sb.Workspace, "f.txt")
-	os.WriteFile(path, []byte("one\ntwo\n"), 0o600)
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	write(t, path, "one\ntwo\n")
+	cli := s.cli(t)
 	ctx := context.Background()
 
 	res, err := cli.OpenDiff(ctx, path, "one\n2\n")
@@ -222,7 +222,7 @@ func TestAcceptWithUserEdits(t *testing.T) {
 func TestCloseDiffReturnsTheEditorsTextAndSilencesDecisions(t *testing.T) {
 	s := start(t)
 	path := filepath.Join(s.sb.Workspace, "g.txt")
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	ctx := context.Background()
 	if _, err := cli.OpenDiff(ctx, path, "proposed\n"); err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func toolText(res *mcp.CallToolResult) string {
 
 func TestOpenDiffErrors(t *testing.T) {
 	s := start(t)
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	ctx := context.Background()
 	for _, c := range []struct{ path, want string }{
 		{"relative/file.go", "not absolute"},
@@ -299,7 +299,7 @@ func TestEditorThatNeverAnswersTimesOut(t *testing.T) {
 		t.Skip("waits for the 10 s editor timeout")
 	}
 	s := start(t)
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
@@ -328,8 +328,8 @@ func TestEditorThatNeverAnswersTimesOut(t *testing.T) {
 func TestTwoSessionsGetContextButOnlyTheProposerGetsTheDecision(t *testing.T) {
 	s := start(t)
 	path := filepath.Join(s.sb.Workspace, "shared.txt")
-	one := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
-	two := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	one := s.cli(t)
+	two := s.cli(t)
 	s.ed.WaitFor(t, "status", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), `"connectedClients":2`) })
 
 	s.ed.Notify(t, "context/fileFocused", map[string]any{"path": path, "cursor": map[string]int{"line": 3, "character": 4}})
@@ -353,7 +353,7 @@ func TestTwoSessionsGetContextButOnlyTheProposerGetsTheDecision(t *testing.T) {
 func TestDecisionForAGoneCLIIsReportedUndelivered(t *testing.T) {
 	s := start(t)
 	path := filepath.Join(s.sb.Workspace, "kept.txt")
-	first := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	first := s.cli(t)
 	if _, err := first.OpenDiff(context.Background(), path, "k\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestDecisionForAGoneCLIIsReportedUndelivered(t *testing.T) {
 	s.ed.WaitFor(t, "log", wait, func(p json.RawMessage) bool {
 		return strings.Contains(string(p), "did not reach the Gemini CLI session")
 	})
-	again := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	again := s.cli(t)
 	if _, err := again.Session.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

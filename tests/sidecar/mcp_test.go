@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +31,29 @@ func start(t *testing.T) started {
 	ed := testkit.StartEditor(t, sb, testkit.EditorOptions{})
 	res := ed.Initialize(t, sb, nil)
 	return started{sb, ed, res}
+}
+
+// cli connects a Gemini CLI session to the started sidecar.
+func (s started) cli(t *testing.T) *testkit.CLI {
+	t.Helper()
+	return testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+}
+
+// file writes content to a new file name in the workspace and returns its
+// path.
+func (s started) file(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(s.sb.Workspace, name)
+	write(t, path, content)
+	return path
+}
+
+// write puts content in the file at path, as another tool would.
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -162,7 +187,7 @@ func TestHugeBodiesGet413(t *testing.T) {
 		t.Fatalf("chunked 200 MiB body: %d", r2.StatusCode)
 	}
 	// The sidecar is still fine.
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	if _, err := cli.Session.ListTools(context.Background(), nil); err != nil {
 		t.Fatalf("after huge bodies: %v", err)
 	}
@@ -170,7 +195,7 @@ func TestHugeBodiesGet413(t *testing.T) {
 
 func TestToolsListed(t *testing.T) {
 	s := start(t)
-	cli := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	cli := s.cli(t)
 	res, err := cli.Session.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -77,10 +77,9 @@ func quiet(t *testing.T, c *testkit.CLI, who string) {
 
 func TestSecondSessionsProposalIsQueuedNeverSwapped(t *testing.T) {
 	s := startWithStates(t)
-	path := filepath.Join(s.sb.Workspace, "same.txt")
-	os.WriteFile(path, []byte("before\n"), 0o600)
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
-	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "same.txt", "before\n")
+	a := s.cli(t)
+	b := s.cli(t)
 
 	mustOpen(t, a, path, "from A\n")
 	mustOpen(t, b, path, "from B\n")
@@ -116,8 +115,8 @@ func TestSecondSessionsProposalIsQueuedNeverSwapped(t *testing.T) {
 func TestCloseDiffFromAnotherSessionIsRefused(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "mine.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
-	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
+	b := s.cli(t)
 	mustOpen(t, a, path, "A's\n")
 
 	res, err := b.CloseDiff(context.Background(), path)
@@ -142,7 +141,7 @@ func TestCloseDiffFromAnotherSessionIsRefused(t *testing.T) {
 func TestProposalOfAGoneCLIIsOrphanedAndItsAcceptUndelivered(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "orphan.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
 	mustOpen(t, a, path, "proposal\n")
 	a.Session.Close()
 	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("orphaned")))
@@ -161,13 +160,12 @@ func TestProposalOfAGoneCLIIsOrphanedAndItsAcceptUndelivered(t *testing.T) {
 
 func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 	s := startWithStates(t)
-	path := filepath.Join(s.sb.Workspace, "moving.txt")
-	os.WriteFile(path, []byte("v1\n"), 0o600)
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "moving.txt", "v1\n")
+	a := s.cli(t)
 	mustOpen(t, a, path, "proposal\n")
 	id := opened(s)[0].DiffID
 
-	os.WriteFile(path, []byte("v2 from another tool\n"), 0o600)
+	write(t, path, "v2 from another tool\n")
 	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, func(p json.RawMessage) bool {
 		var st companion.DiffState
 		return json.Unmarshal(p, &st) == nil && st.State == "changedOnDisk" && st.DiskContent != nil && *st.DiskContent == "v2 from another tool\n"
@@ -189,16 +187,15 @@ func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 // change on disk is reported against the new proposal.
 func TestAProposalMadeAgainStillSeesChangesOnDisk(t *testing.T) {
 	s := startWithStates(t)
-	path := filepath.Join(s.sb.Workspace, "again.txt")
-	os.WriteFile(path, []byte("v1\n"), 0o600)
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "again.txt", "v1\n")
+	a := s.cli(t)
 	mustOpen(t, a, path, "first proposal\n")
 	mustOpen(t, a, path, "second proposal\n")
 	shown := opened(s)
 	if len(shown) != 2 || shown[1].DiffID == shown[0].DiffID {
 		t.Fatalf("want two diffs shown, the second a new proposal: %+v", shown)
 	}
-	os.WriteFile(path, []byte("v2 from another tool\n"), 0o600)
+	write(t, path, "v2 from another tool\n")
 	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk")))
 	if st.DiffID != shown[1].DiffID || st.DiskContent == nil || *st.DiskContent != "v2 from another tool\n" {
 		t.Fatalf("changedOnDisk %+v, want it for diff %d", st, shown[1].DiffID)
@@ -207,9 +204,8 @@ func TestAProposalMadeAgainStillSeesChangesOnDisk(t *testing.T) {
 
 func TestDeleteOnDiskUnderAnOpenDiffIsShown(t *testing.T) {
 	s := startWithStates(t)
-	path := filepath.Join(s.sb.Workspace, "doomed.txt")
-	os.WriteFile(path, []byte("here\n"), 0o600)
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "doomed.txt", "here\n")
+	a := s.cli(t)
 	mustOpen(t, a, path, "proposal\n")
 	id := opened(s)[0].DiffID
 	os.Remove(path)
@@ -221,7 +217,7 @@ func TestDeleteOnDiskUnderAnOpenDiffIsShown(t *testing.T) {
 	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
 	s.ed.WaitFrom(t, mark, "diff/state", wait, stateIs("needsConfirmation"))
 	// Restored as it was: the diff is back to normal.
-	os.WriteFile(path, []byte("here\n"), 0o600)
+	write(t, path, "here\n")
 	s.ed.WaitFor(t, "diff/state", wait, stateIs("unchangedOnDisk"))
 	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
 	a.WaitFor(t, "ide/diffAccepted", wait, nil)
@@ -230,14 +226,14 @@ func TestDeleteOnDiskUnderAnOpenDiffIsShown(t *testing.T) {
 func TestProposalOutsideTheWorkspaceIsShownWithANote(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Home, "elsewhere.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
 	mustOpen(t, a, path, "x\n")
 	dr := opened(s)[0]
 	if !dr.OutsideWorkspace || !strings.Contains(dr.Notice, "outside every workspace folder") || !strings.Contains(dr.Title, "outside the workspace") {
 		t.Fatalf("diff/open for a file outside the workspace: %+v", dr)
 	}
 	inside := filepath.Join(s.sb.Workspace, "inside.txt")
-	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	b := s.cli(t)
 	mustOpen(t, b, inside, "y\n")
 	if dr := opened(s)[1]; dr.OutsideWorkspace || dr.Notice != "" || strings.Contains(dr.Title, "outside") {
 		t.Fatalf("a file inside the workspace got the note: %+v", dr)
@@ -250,7 +246,7 @@ func TestDiffShownAfterTheTimeoutIsClosedAndItsDecisionExpires(t *testing.T) {
 	}
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "late.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
@@ -280,9 +276,9 @@ func TestDiffShownAfterTheTimeoutIsClosedAndItsDecisionExpires(t *testing.T) {
 func TestAQueuedProposalLeavesTheQueueWhenWithdrawnOrItsCLIGoes(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "busy.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
-	b := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
-	c := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
+	b := s.cli(t)
+	c := s.cli(t)
 	mustOpen(t, a, path, "A\n")
 	mustOpen(t, b, path, "B\n")
 	mustOpen(t, c, path, "C\n")
@@ -323,7 +319,7 @@ func TestAQueuedProposalLeavesTheQueueWhenWithdrawnOrItsCLIGoes(t *testing.T) {
 func TestAStaleDecisionForAnEarlierProposalOfTheSameFileExpires(t *testing.T) {
 	s := startWithStates(t)
 	path := filepath.Join(s.sb.Workspace, "again.txt")
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	a := s.cli(t)
 	mustOpen(t, a, path, "first\n")
 	mustOpen(t, a, path, "second\n") // the same CLI replaces its own proposal
 	shown := opened(s)
@@ -353,13 +349,12 @@ func TestAStaleDecisionForAnEarlierProposalOfTheSameFileExpires(t *testing.T) {
 
 func TestAnAcceptJustAfterAChangeOnDiskIsNotTakenAsConfirmed(t *testing.T) {
 	s := startWithStates(t)
-	path := filepath.Join(s.sb.Workspace, "instant.txt")
-	os.WriteFile(path, []byte("v1\n"), 0o600)
-	a := testkit.ConnectCLI(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "instant.txt", "v1\n")
+	a := s.cli(t)
 	mustOpen(t, a, path, "proposal\n")
 	id := opened(s)[0].DiffID
 	// No waiting for the watcher: the accept follows the write at once.
-	os.WriteFile(path, []byte("v2\n"), 0o600)
+	write(t, path, "v2\n")
 	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
 	s.ed.WaitFor(t, "diff/state", wait, stateIs("needsConfirmation"))
 	quiet(t, a, "A")

@@ -94,6 +94,18 @@ source %s
 runtime plugin/gemini_companion.vim
 `
 
+// vimOnOneFile starts Vim with the plugin's sidecar running, in a
+// workspace holding a.txt ("one\n"), and returns the sandbox, that file's
+// path and Vim.
+func vimOnOneFile(t testing.TB) (*testkit.Sandbox, string, *Vim) {
+	t.Helper()
+	sb := testkit.NewSandbox(t)
+	a := sb.WriteFile(t, "a.txt", "one\n")
+	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
+	v.WaitRunning(t)
+	return sb, a, v
+}
+
 // startVim starts Vim in sb.Workspace and quits it (:qa!) when the test ends.
 func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 	t.Helper()

@@ -16,10 +16,7 @@ import (
 // decided the second opens, and each decision goes to the CLI that made
 // the proposal.
 func TestQueuedProposalsShowOneAfterTheOther(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	a := sb.WriteFile(t, "a.txt", "one\n")
-	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
-	v.WaitRunning(t)
+	sb, a, v := vimOnOneFile(t)
 	first := testkit.Connect(t, sb, waitTimeout)
 	second := testkit.Connect(t, sb, waitTimeout)
 	first.MustOpenDiff(t, a, "one\nfirst\n")
@@ -49,10 +46,7 @@ func TestQueuedProposalsShowOneAfterTheOther(t *testing.T) {
 
 // The CLI that proposed a change goes away: the view says it is orphaned.
 func TestOrphanedProposalIsLabelled(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	a := sb.WriteFile(t, "a.txt", "one\n")
-	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
-	v.WaitRunning(t)
+	sb, a, v := vimOnOneFile(t)
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	cli.Session.Close()

@@ -91,10 +91,7 @@ func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 // file as it is now and says so; the first :w does not overwrite that
 // change, the second does (overDiskChange), and the CLI gets it.
 func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	a := sb.WriteFile(t, "a.txt", "one\n")
-	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
-	v.WaitRunning(t)
+	sb, a, v := vimOnOneFile(t)
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	if err := os.WriteFile(a, []byte("one, edited elsewhere\n"), 0o644); err != nil {
@@ -121,10 +118,7 @@ func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
 // The CLI closes the proposal itself (the user answered in the terminal):
 // the view closes and the CLI gets the proposal as the user left it.
 func TestDiffClosedByTheCLI(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	a := sb.WriteFile(t, "a.txt", "one\n")
-	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
-	v.WaitRunning(t)
+	sb, a, v := vimOnOneFile(t)
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	inProposal(t, v, a, "call append('$', 'three')")
@@ -230,10 +224,7 @@ func TestGeminiCliTerminal(t *testing.T) {
 // The same CLI proposes again for a file whose proposal is shown: the new
 // one replaces it, with no decision sent for the old one.
 func TestNewerProposalReplacesTheShownOne(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	a := sb.WriteFile(t, "a.txt", "one\n")
-	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
-	v.WaitRunning(t)
+	sb, a, v := vimOnOneFile(t)
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "one\ntwo\n")
 	cli.MustOpenDiff(t, a, "one\nthree\n")
