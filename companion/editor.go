@@ -22,6 +22,21 @@ type Editor interface {
 	CloseDiff(ctx context.Context, path string) (*string, error)
 }
 
+// UnifiedDiffPreference is implemented by editors that may not show a
+// unified diff (an editor-link plugin that said capabilities.unifiedDiff
+// false). When WantsUnifiedDiff is false the companion does not compute
+// one: DiffRequest.UnifiedDiff and DiffState.UnifiedDiff stay empty. Editors
+// without the method get it.
+type UnifiedDiffPreference interface {
+	WantsUnifiedDiff() bool
+}
+
+// wantsUnified reports whether e shows unified diffs.
+func wantsUnified(e Editor) bool {
+	p, ok := e.(UnifiedDiffPreference)
+	return !ok || p.WantsUnifiedDiff()
+}
+
 // Notice is what the user should hear about (a CLI connecting, a decision
 // that could not be delivered): the params of the editor link's log.
 // Editors that can show messages implement Announcer.

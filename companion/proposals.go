@@ -70,6 +70,15 @@ func (s *Server) notifyState(st DiffState) {
 	}
 }
 
+// unifiedFor is the unified diff from original to proposed for editor:
+// empty, and not computed, for an editor that does not show it.
+func unifiedFor(editor Editor, path string, original *string, proposed string) string {
+	if !wantsUnified(editor) {
+		return ""
+	}
+	return diffview.Unified(path, original, proposed)
+}
+
 func ownerLabel(owner string) string {
 	if len(owner) > 6 {
 		owner = owner[:6]
@@ -104,7 +113,7 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 		FilePath:         d.Path,
 		NewContent:       proposed,
 		OriginalContent:  d.Original,
-		UnifiedDiff:      diffview.Unified(d.Path, d.Original, proposed),
+		UnifiedDiff:      unifiedFor(editor, d.Path, d.Original, proposed),
 		Title:            title,
 		DiffID:           d.ID,
 		Owner:            ownerLabel(d.Owner),
@@ -425,12 +434,17 @@ func (s *Server) checkDisk(path string, id uint64) {
 	}
 	base := filepath.Base(path)
 	st := DiffState{FilePath: d.Path, DiffID: d.ID, DiskContent: cur}
-	if proposed, err := d.ProposedText(); err == nil {
-		st.UnifiedDiff = diffview.Unified(d.Path, cur, proposed)
-	} else {
-		// The editor still shows the proposal and the file as it is now;
-		// only the diff between them is missing.
-		s.log.Warn().Err(err).Str("path", path).Msg("the diff against the file on disk cannot be computed")
+	s.mu.Lock()
+	editor := s.editor
+	s.mu.Unlock()
+	if wantsUnified(editor) {
+		if proposed, err := d.ProposedText(); err == nil {
+			st.UnifiedDiff = diffview.Unified(d.Path, cur, proposed)
+		} else {
+			// The editor still shows the proposal and the file as it is
+			// now; only the diff between them is missing.
+			s.log.Warn().Err(err).Str("path", path).Msg("the diff against the file on disk cannot be computed")
+		}
 	}
 	switch disk {
 	case diffview.Changed:

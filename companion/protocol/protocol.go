@@ -112,6 +112,12 @@ type ClientCapabilities struct {
 	// DiffStates: the plugin shows diff/state notifications; without it
 	// their message comes as a log notification (also in protocol 1).
 	DiffStates bool `json:"diffStates,omitempty"`
+	// UnifiedDiff: the plugin shows the unifiedDiff of diff/open and
+	// diff/state (default true; also honoured in protocol 1). With false
+	// the sidecar neither computes nor sends it (unifiedDiff is ""): a
+	// plugin that shows the two texts side by side saves the diff's time
+	// and memory, and the line's length, on large proposals.
+	UnifiedDiff *bool `json:"unifiedDiff,omitempty"`
 	// Selection: the plugin sends context/selectionChanged.
 	Selection bool `json:"selection,omitempty"`
 	// Terminal: the plugin opens integrated terminals and asks

@@ -359,3 +359,34 @@ func TestAnAcceptJustAfterAChangeOnDiskIsNotTakenAsConfirmed(t *testing.T) {
 	s.ed.WaitFor(t, "diff/state", wait, stateIs("needsConfirmation"))
 	quiet(t, a, "A")
 }
+
+// TestAnEditorWithoutUnifiedDiffsGetsNone: a plugin that said
+// capabilities.unifiedDiff false (it shows the two texts side by side) gets
+// diff/open and diff/state without a unified diff, and everything else as
+// before; one that said nothing gets it.
+func TestAnEditorWithoutUnifiedDiffsGetsNone(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	ed := testkit.StartEditor(t, sb, testkit.EditorOptions{})
+	res := ed.Initialize(t, sb, map[string]any{"capabilities": map[string]any{"diffStates": true, "unifiedDiff": false}})
+	s := started{sb, ed, res}
+	path := s.file(t, "side.txt", "one\ntwo\n")
+	a := s.cli(t)
+	mustOpen(t, a, path, "one\n2\n")
+	shown := opened(s)
+	if len(shown) != 1 || shown[0].UnifiedDiff != "" || shown[0].NewContent != "one\n2\n" ||
+		shown[0].OriginalContent == nil || *shown[0].OriginalContent != "one\ntwo\n" {
+		t.Fatalf("diff/open for an editor without unified diffs: %+v", shown)
+	}
+	write(t, path, "one\ntwo\nthree\n")
+	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk")))
+	if st.UnifiedDiff != "" || st.DiskContent == nil || *st.DiskContent != "one\ntwo\nthree\n" {
+		t.Fatalf("changedOnDisk for an editor without unified diffs: %+v", st)
+	}
+
+	other := startWithStates(t)
+	path = other.file(t, "side.txt", "one\ntwo\n")
+	mustOpen(t, other.cli(t), path, "one\n2\n")
+	if got := opened(other); len(got) != 1 || !strings.Contains(got[0].UnifiedDiff, "-two\n+2\n") {
+		t.Fatalf("diff/open for an editor that did not say: %+v", got)
+	}
+}

@@ -28,8 +28,11 @@ PROTOCOL_VERSION = 2
 METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32601, -32602, -32603
 STOPPED, STARTING, READY, RESTARTING, FAILED = (
     "stopped", "starting", "ready", "restarting", "failed")
-CAPABILITIES = {"diff": True, "diffStates": True, "selection": True,
-                "terminal": True, "diagnostics": False, "agent": False}
+# unifiedDiff False: the diff view shows the two texts side by side, so the
+# sidecar need not compute or send a unified diff.
+CAPABILITIES = {"diff": True, "diffStates": True, "unifiedDiff": False,
+                "selection": True, "terminal": True, "diagnostics": False,
+                "agent": False}
 
 # The sidecar's advice until its first initialize answer says otherwise.
 DEFAULT_POLICY = {

@@ -152,8 +152,8 @@ class FakeSidecarTest(LinkCase):
                                          "restartCommand": "Gemini Companion: Restart"})
         self.assertEqual(params["workspaceFolders"], ["/w"])
         self.assertEqual(params["capabilities"], {
-            "diff": True, "diffStates": True, "selection": True, "terminal": True,
-            "diagnostics": False, "agent": False})
+            "diff": True, "diffStates": True, "unifiedDiff": False, "selection": True,
+            "terminal": True, "diagnostics": False, "agent": False})
         self.assertNotIn("isTrusted", params)
 
     def test_restarts_follow_the_sidecars_policy_and_show_its_messages(self):

@@ -43,7 +43,7 @@ local state = {
 M.state = state
 --- What the plugin says it can do in `initialize`; a module may turn a
 --- capability on (e.g. `agent`) before the sidecar starts.
-M.capabilities = { diff = true, diffStates = true, selection = true, terminal = true, diagnostics = false, agent = false }
+M.capabilities = { diff = true, diffStates = true, unifiedDiff = false, selection = true, terminal = true, diagnostics = false, agent = false }
 
 -- Handlers for the sidecar's requests (params, respond) — respond(err,
 -- result) must be called before the handler returns — and notifications

@@ -291,7 +291,7 @@ def Spawn(path: string)
     ide: {name: 'vim', displayName: 'Vim', restartCommand: ':GeminiRestart'},
     processId: getpid(),
     workspaceFolders: [util.Cwd()],
-    capabilities: {diff: true, diffStates: true, selection: true, terminal: true, diagnostics: false, agent: false},
+    capabilities: {diff: true, diffStates: true, unifiedDiff: false, selection: true, terminal: true, diagnostics: false, agent: false},
   }, (err, result) => {
     timer_stop(timer)
     if gen != generation || state.status != 'starting'

@@ -335,6 +335,9 @@ func (c *companion) initialize(ctx context.Context, workspace string) (time.Dura
 		"processId":        os.Getpid(),
 		"workspaceFolders": []string{workspace},
 		"isTrusted":        true,
+		// Like VS Code, which computes the diff itself, the driver's
+		// editor shows no unified diff (the reference sends it empty).
+		"capabilities": map[string]bool{"unifiedDiff": false},
 	}
 	res, err := c.call(ctx, "initialize", params)
 	if err != nil {

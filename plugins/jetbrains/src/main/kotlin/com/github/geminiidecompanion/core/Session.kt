@@ -109,7 +109,7 @@ class CompanionSession(private val config: SessionConfig, private val ui: Compan
             "ide" to mapOf("name" to config.ideName, "displayName" to config.ideDisplayName, "restartCommand" to config.restartCommand),
             "processId" to config.processId,
             "workspaceFolders" to config.workspaceFolders(),
-            "capabilities" to mapOf("diff" to true, "diffStates" to true, "selection" to true, "terminal" to true, "diagnostics" to false, "agent" to false),
+            "capabilities" to mapOf("diff" to true, "diffStates" to true, "unifiedDiff" to false, "selection" to true, "terminal" to true, "diagnostics" to false, "agent" to false),
         )
         config.isTrusted()?.let { params["isTrusted"] = it }
         return params
