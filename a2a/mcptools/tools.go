@@ -364,11 +364,11 @@ func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supe
 		default:
 		}
 	}
-	unwatch := ss.Watch
+	watch := ss.Watch
 	if started {
-		unwatch = ss.WatchAll
+		watch = ss.WatchAll
 	}
-	unwatchFn := unwatch(push)
+	unwatch := watch(push)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -402,7 +402,7 @@ func (b *Bridge) forward(ctx context.Context, req *mcp.CallToolRequest, ss *supe
 		}
 	}()
 	return func() {
-		unwatchFn()
+		unwatch()
 		close(done)
 		wg.Wait()
 	}

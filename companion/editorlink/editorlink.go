@@ -104,11 +104,8 @@ type EditorLink struct {
 	diffStates bool
 	// noDiffs: the plugin said it cannot show diffs (capabilities.diff false).
 	noDiffs bool
-	// noUnified: the plugin does not show unified diffs
-	// (capabilities.unifiedDiff false).
-	noUnified bool
-	ideName   string
-	caps      protocol.ClientCapabilities
+	ideName string
+	caps    protocol.ClientCapabilities
 }
 
 // Serve runs the sidecar for the plugin at the other end of r and w until
@@ -329,7 +326,6 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	el.protocol = *p.ProtocolVersion
 	el.diffStates = p.Capabilities.DiffStates
 	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
-	el.noUnified = p.Capabilities.UnifiedDiff != nil && !*p.Capabilities.UnifiedDiff
 	el.ideName = p.IDE.DisplayName
 	el.caps = p.Capabilities
 	el.mu.Unlock()
@@ -498,7 +494,7 @@ func (el *EditorLink) PluginCapabilities() protocol.ClientCapabilities {
 func (el *EditorLink) WantsUnifiedDiff() bool {
 	el.mu.Lock()
 	defer el.mu.Unlock()
-	return !el.noUnified
+	return el.caps.UnifiedDiff == nil || *el.caps.UnifiedDiff
 }
 
 // OpenDiff implements companion.Editor by asking the plugin to show the

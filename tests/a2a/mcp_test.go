@@ -1,11 +1,8 @@
 package a2a_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
@@ -85,12 +82,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 	})
 
 	t.Run("WebFetchDenied", func(t *testing.T) {
-		var hits atomic.Int32
-		page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-			hits.Add(1)
-			_, _ = rw.Write([]byte("<html><body>page</body></html>"))
-		}))
-		defer page.Close()
+		page := testkit.NewWebPage(t, "page")
 		url := page.URL + "/p"
 		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
 		sid := b.start(t, "read the page")
@@ -103,7 +95,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 		}
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
-		if n := hits.Load(); n != 0 {
+		if n := page.Hits(); n != 0 {
 			t.Fatalf("the denied fetch reached the page %d times", n)
 		}
 	})
@@ -112,12 +104,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 	// would switch the task to auto-edit, and the supervisor would no
 	// longer see the task's file edits as decisions.
 	t.Run("WebFetchAlwaysKeepsEditDecisions", func(t *testing.T) {
-		var hits atomic.Int32
-		page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-			hits.Add(1)
-			_, _ = rw.Write([]byte("<html><body>page</body></html>"))
-		}))
-		defer page.Close()
+		page := testkit.NewWebPage(t, "page")
 		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
 		sb.fake.Reply(fakegemini.Text("Fetched."))
 		sid := b.start(t, "read the page")
@@ -127,7 +114,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 			t.Fatalf("respond = %v; want a note that the fetch was approved once", ack)
 		}
 		b.waitStatus(t, sid, "complete")
-		if hits.Load() == 0 {
+		if page.Hits() == 0 {
 			t.Fatal("the approved fetch never reached the page")
 		}
 		path := filepath.Join(sb.ws, "after-fetch.txt")

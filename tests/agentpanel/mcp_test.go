@@ -2,11 +2,8 @@ package agentpanel
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,17 +165,12 @@ func TestLinkMCPAndInfo(t *testing.T) {
 // the test. The panel shows it as GenericDetails with the URL; denied, the
 // page is never fetched; allowed once, it is.
 func webFetch(t *testing.T, w *world, lp *linkPanel) {
-	var hits atomic.Int32
-	page := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		_, _ = rw.Write([]byte("<html><body>release notes</body></html>"))
-	}))
-	t.Cleanup(page.Close)
+	page := testkit.NewWebPage(t, "release notes")
 	url := page.URL + "/notes"
 
 	fetch := func(t *testing.T, outcome string) confirmation {
 		t.Helper()
-		before := hits.Load()
+		before := page.Hits()
 		w.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
 		if outcome != "cancel" {
 			// A denied call ends the turn without asking the model again.
@@ -197,7 +189,7 @@ func webFetch(t *testing.T, w *world, lp *linkPanel) {
 		if got := c.optionIDs(); got != "proceed_once,proceed_always,cancel" {
 			t.Fatalf("options = %s", got)
 		}
-		if hits.Load() != before {
+		if page.Hits() != before {
 			t.Fatal("the page was fetched before the user answered")
 		}
 		lp.wait(t, from, "state", stateIs("waiting"))
@@ -210,13 +202,13 @@ func webFetch(t *testing.T, w *world, lp *linkPanel) {
 
 	t.Run("Denied", func(t *testing.T) {
 		fetch(t, "cancel")
-		if n := hits.Load(); n != 0 {
+		if n := page.Hits(); n != 0 {
 			t.Fatalf("the denied fetch reached the page %d times", n)
 		}
 	})
 	t.Run("AllowedOnce", func(t *testing.T) {
 		fetch(t, "proceed_once")
-		if !testkit.Poll(5*time.Second, func() bool { return hits.Load() > 0 }) {
+		if !testkit.Poll(5*time.Second, func() bool { return page.Hits() > 0 }) {
 			t.Fatal("the allowed fetch never reached the page")
 		}
 	})
