@@ -544,7 +544,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		sess.transport.ServeHTTP(w, r)
+		sess.transport.ServeHTTP(wholeAnswer{w}, r)
 		if key != "" {
 			s.lifts.take(key)
 		}

@@ -390,3 +390,12 @@ func (w *streamWatch) Flush() {
 
 // Unwrap gives http.ResponseController the real writer.
 func (w *streamWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wholeAnswer is the writer of a POST's answer. It hides Flush from the
+// SDK, which flushes after every event it writes to the stream of a POST:
+// one chunk and one more write to the socket each time, although every
+// tool here answers at once with one event. Unflushed, net/http sends a
+// small answer in one write that carries its length, and a large one in
+// chunks as its buffer fills. Notifications never wait behind it: the
+// companion writes them to the CLI's GET stream.
+type wholeAnswer struct{ http.ResponseWriter }

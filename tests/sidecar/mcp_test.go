@@ -295,3 +295,35 @@ func TestCLIThatDropsItsStreamIsGone(t *testing.T) {
 	mark := s.ed.Len()
 	s.ed.WaitFrom(t, mark, "status", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), `"connectedClients":0`) })
 }
+
+func TestAToolAnswerComesInOnePiece(t *testing.T) {
+	// The answer to a tool call is one event: it goes out whole, with its
+	// length, rather than as a chunked stream flushed event by event.
+	s := start(t)
+	sid := rawSession(t, s.res.Port, s.res.AuthToken)
+	path := s.file(t, "a.txt", "old\n")
+	args, _ := json.Marshal(map[string]string{"filePath": path, "newContent": "new\n"})
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"openDiff","arguments":` + string(args) + `}}`
+	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp", s.res.Port), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.res.AuthToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"id":7,"result"`) {
+		t.Fatalf("openDiff answer: HTTP %d %q", resp.StatusCode, answer)
+	}
+	if resp.ContentLength != int64(len(answer)) || len(resp.TransferEncoding) > 0 {
+		t.Errorf("answer sent in pieces: Content-Length %d, Transfer-Encoding %v, %d bytes", resp.ContentLength, resp.TransferEncoding, len(answer))
+	}
+	s.ed.WaitFor(t, "request:diff/open", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), "a.txt") })
+}
