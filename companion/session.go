@@ -396,6 +396,6 @@ func (w *streamWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // one chunk and one more write to the socket each time, although every
 // tool here answers at once with one event. Unflushed, net/http sends a
 // small answer in one write that carries its length, and a large one in
-// chunks as its buffer fills. Notifications never wait behind it: the
+// chunks as it is written. Notifications never wait behind it: the
 // companion writes them to the CLI's GET stream.
 type wholeAnswer struct{ http.ResponseWriter }

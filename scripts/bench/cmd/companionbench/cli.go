@@ -224,7 +224,7 @@ func (s *cliSession) openDiff(ctx context.Context, path, content string) (time.D
 		}
 		return d, nil
 	}
-	if err := s.lean.callTool(ctx, "openDiff", args); err != nil {
+	if err := s.lean.openDiff(ctx, path, content); err != nil {
 		return 0, fmt.Errorf("openDiff %s: %w", path, err)
 	}
 	return time.Since(t0), nil
