@@ -238,18 +238,34 @@ func TestUnknownSessionAndMethods(t *testing.T) {
 	}
 }
 
+// sessionRequest is a request to the MCP endpoint with the headers a
+// Streamable HTTP client sends: a GET opens the event stream, a POST
+// carries body. sid is "" for the POST that starts a session.
+func sessionRequest(t *testing.T, ctx context.Context, method string, port int, token, sid, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if method == http.MethodGet {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	return req
+}
+
 // rawSession starts an MCP session by hand and returns its ID.
 func rawSession(t *testing.T, port int, token string) string {
 	t.Helper()
 	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		}
+		req := sessionRequest(t, context.Background(), http.MethodPost, port, token, sid, body)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -271,11 +287,7 @@ func TestCLIThatDropsItsStreamIsGone(t *testing.T) {
 	s := start(t)
 	sid := rawSession(t, s.res.Port, s.res.AuthToken)
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://127.0.0.1:%d/mcp", s.res.Port), nil)
-	req.Header.Set("Authorization", "Bearer "+s.res.AuthToken)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	req := sessionRequest(t, ctx, http.MethodGet, s.res.Port, s.res.AuthToken, sid, "")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -304,12 +316,7 @@ func TestAToolAnswerComesInOnePiece(t *testing.T) {
 	path := s.file(t, "a.txt", "old\n")
 	args, _ := json.Marshal(map[string]string{"filePath": path, "newContent": "new\n"})
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"openDiff","arguments":` + string(args) + `}}`
-	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp", s.res.Port), strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.res.AuthToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	req := sessionRequest(t, context.Background(), http.MethodPost, s.res.Port, s.res.AuthToken, sid, body)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -156,15 +156,7 @@ func (c *companion) readLoop(stdout io.Reader) {
 	// per 16 MiB proposal. handleLine keeps nothing of the line.
 	var long []byte
 	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := readLine(r, &long)
 		if len(line) > 0 {
 			c.handleLine(line)
 		}

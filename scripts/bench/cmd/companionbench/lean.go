@@ -191,16 +191,7 @@ func readSSEAnswer(r io.Reader, id string) (toolResponse, error) {
 	}()
 	var data, long []byte
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer (a large closeDiff answer).
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := readLine(br, &long)
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case bytes.HasPrefix(line, []byte("data:")):
@@ -220,4 +211,21 @@ func readSSEAnswer(r io.Reader, id string) (toolResponse, error) {
 		}
 	}
 	return toolResponse{}, fmt.Errorf("stream ended without the answer to %s", id)
+}
+
+// readLine reads a line from br. One longer than br's buffer (a large
+// diff/open or closeDiff answer) is gathered in *long, which the caller
+// keeps from line to line so that a long line costs no new buffer each
+// time. The line is valid until the next call.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+	}
+	return *long, err
 }
