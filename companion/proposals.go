@@ -46,6 +46,11 @@ type Decision struct {
 	// OverDiskChange says the user chose to accept although the file
 	// changed or was deleted on disk since the proposal was shown.
 	OverDiskChange bool
+	// Shown, for a decision without DiffID, is the proposal whose view the
+	// editor showed last for FilePath when it decided (0: not known). The
+	// decision is refused when another proposal is open now: one the CLI
+	// made while the decision was on its way, which the user never saw.
+	Shown uint64
 }
 
 // proposals holds what the server keeps per open proposal beyond the
@@ -210,6 +215,9 @@ func (s *Server) Reject(path string) bool {
 func (s *Server) Decide(dc Decision) bool {
 	d, ok := s.diffs.Get(dc.FilePath)
 	if ok && dc.DiffID != 0 && d.ID != dc.DiffID {
+		ok = false
+	}
+	if ok && dc.DiffID == 0 && dc.Shown != 0 && d.ID != dc.Shown {
 		ok = false
 	}
 	if ok && dc.Accepted && dc.DiffID != 0 && !dc.OverDiskChange {

@@ -106,6 +106,10 @@ type EditorLink struct {
 	noDiffs bool
 	ideName string
 	caps    protocol.ClientCapabilities
+	// answered holds, per file (cleaned path), the diffId of the last
+	// diff/open the plugin answered: the view a decision without diffId
+	// is about.
+	answered map[string]uint64
 }
 
 // Serve runs the sidecar for the plugin at the other end of r and w until
@@ -463,6 +467,12 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 				return invalid("diffId: 0 names no proposal")
 			}
 			dc.DiffID = *p.DiffID
+		} else {
+			// A plugin without diffIds decides on the view it shows: the
+			// proposal of the last diff/open it answered for the file.
+			el.mu.Lock()
+			dc.Shown = el.answered[filepath.Clean(p.FilePath)]
+			el.mu.Unlock()
 		}
 		for _, d := range el.deciders {
 			if d.Decide(dc.FilePath, dc.DiffID, dc.Accepted, dc.Content) {
@@ -507,7 +517,18 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 		return fmt.Errorf("%s does not show diffs; review the change in Gemini CLI instead", name)
 	}
 	var res json.RawMessage
-	if err := el.conn.Call(ctx, protocol.MethodDiffOpen, diffOpenStream(req), &res); err != nil {
+	// Noted as the answer is read, before the plugin's next message: a
+	// decision the plugin sends after it is about this proposal, one sent
+	// before it about an earlier one.
+	shown := func() {
+		el.mu.Lock()
+		if el.answered == nil {
+			el.answered = map[string]uint64{}
+		}
+		el.answered[filepath.Clean(req.FilePath)] = req.DiffID
+		el.mu.Unlock()
+	}
+	if err := el.conn.CallThen(ctx, protocol.MethodDiffOpen, diffOpenStream(req), &res, shown); err != nil {
 		var rpcErr *link.Error
 		if errors.As(err, &rpcErr) {
 			return fmt.Errorf("the editor could not show the diff: %s", rpcErr.Message)

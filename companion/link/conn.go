@@ -73,7 +73,7 @@ type Conn struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan *wireMessage
+	pending map[int64]pendingCall
 	closed  bool
 	done    chan struct{}
 }
@@ -96,7 +96,7 @@ func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
 		h:       h,
 		maxLine: DefaultMaxLine,
 		problem: func(error) {},
-		pending: make(map[int64]chan *wireMessage),
+		pending: make(map[int64]pendingCall),
 		done:    make(chan struct{}),
 
 		writeTimeout: DefaultWriteTimeout,
@@ -161,10 +161,10 @@ func (c *Conn) shutdown() {
 	c.mu.Lock()
 	c.closed = true
 	pending := c.pending
-	c.pending = make(map[int64]chan *wireMessage)
+	c.pending = make(map[int64]pendingCall)
 	c.mu.Unlock()
-	for _, ch := range pending {
-		close(ch)
+	for _, p := range pending {
+		close(p.ch)
 	}
 	close(c.quit)
 	close(c.done)
@@ -248,10 +248,16 @@ func (c *Conn) notify(ctx context.Context, method string, params json.RawMessage
 	c.h.HandleNotification(ctx, method, params)
 }
 
+// pendingCall is a request waiting for its answer.
+type pendingCall struct {
+	ch   chan *wireMessage // buffered: deliver never waits on it
+	then func()            // see CallThen; nil for Call
+}
+
 func (c *Conn) deliver(m *wireMessage) {
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	c.mu.Lock()
-	ch, ok := c.pending[id]
+	p, ok := c.pending[id]
 	if ok {
 		delete(c.pending, id)
 	}
@@ -260,7 +266,21 @@ func (c *Conn) deliver(m *wireMessage) {
 		c.problem(fmt.Errorf("response to unknown request id %s ignored", m.ID))
 		return
 	}
-	ch <- m // buffered, never blocks
+	if p.then != nil && m.Error == nil {
+		c.runThen(m, p.then)
+	}
+	p.ch <- m
+}
+
+// runThen runs a CallThen hook; a panic in it is reported as a problem and
+// the link goes on.
+func (c *Conn) runThen(m *wireMessage, then func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.problem(fmt.Errorf("internal error after the answer to request %s: %v", m.ID, v))
+		}
+	}()
+	then()
 }
 
 func (c *Conn) writeError(id json.RawMessage, e *Error) {
@@ -416,6 +436,16 @@ func (c *Conn) Notify(method string, params any) error {
 // result (which may be nil). It returns the peer's *Error if the peer
 // answered with one, ctx's error if ctx ends first, or ErrClosed.
 func (c *Conn) Call(ctx context.Context, method string, params any, result any) error {
+	return c.CallThen(ctx, method, params, result, nil)
+}
+
+// CallThen is Call that also runs then, on the goroutine reading the link,
+// when a result (not an error) is read for the request: before any message
+// read after it is handled. A handler of the peer's notifications can so
+// tell which of its own requests the peer had answered when it sent them,
+// which a caller woken by Call's return cannot promise. then must not
+// block; it does not run when ctx ends first.
+func (c *Conn) CallThen(ctx context.Context, method string, params any, result any, then func()) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -424,7 +454,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 	c.nextID++
 	id := c.nextID
 	ch := make(chan *wireMessage, 1)
-	c.pending[id] = ch
+	c.pending[id] = pendingCall{ch: ch, then: then}
 	c.mu.Unlock()
 
 	forget := func() {

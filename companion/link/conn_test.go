@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -225,5 +226,49 @@ func TestFinalStopsAfterReply(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not stop after a Final result")
+	}
+}
+
+// orderHandler notes, for each notification, whether a CallThen hook had
+// run by the time it was handled.
+type orderHandler struct {
+	recorder
+	hooked *atomic.Bool
+	seen   chan bool
+}
+
+func (h *orderHandler) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
+	h.seen <- h.hooked.Load()
+}
+
+func TestCallThenRunsBeforeTheNextMessage(t *testing.T) {
+	var hooked atomic.Bool
+	h := &orderHandler{hooked: &hooked, seen: make(chan bool, 2)}
+	c, in, out, _ := pipePeer(t, h)
+	// The peer answers and, in the same write, sends a notification: its
+	// handler must see the hook as run, whatever the caller is doing.
+	answerThenNotify := func(body string) {
+		m := readMsg(t, out)
+		id, _ := json.Marshal(m["id"])
+		io.WriteString(in, `{"jsonrpc":"2.0","id":`+string(id)+`,`+body+`}`+"\n"+`{"jsonrpc":"2.0","method":"after"}`+"\n")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.CallThen(context.Background(), "diff/open", nil, nil, func() { hooked.Store(true) }) }()
+	answerThenNotify(`"result":{}`)
+	if !<-h.seen {
+		t.Fatal("the notification after the answer was handled before the hook ran")
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	// An error answer runs no hook.
+	hooked.Store(false)
+	go func() { errc <- c.CallThen(context.Background(), "diff/open", nil, nil, func() { hooked.Store(true) }) }()
+	answerThenNotify(`"error":{"code":-32000,"message":"no view"}`)
+	if <-h.seen {
+		t.Fatal("the hook ran for an error answer")
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("want the peer's error")
 	}
 }

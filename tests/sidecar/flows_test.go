@@ -372,3 +372,37 @@ func TestDecisionForAGoneCLIIsReportedUndelivered(t *testing.T) {
 		t.Fatalf("a later CLI received a decision on a proposal it never made")
 	}
 }
+
+func TestADecisionWithoutIDIsNeverTakenForANewerProposal(t *testing.T) {
+	// A plugin that sends no diffId decides on the view it shows. The user
+	// accepts the first proposal just as the CLI proposes again for the
+	// same file: the accept reaches the sidecar after the new proposal is
+	// made but before the plugin has answered its diff/open. The CLI must
+	// not hear the old text accepted as the new proposal's.
+	s := start(t)
+	path := s.file(t, "h.txt", "old\n")
+	cli := s.cli(t)
+	ctx := context.Background()
+	if _, err := cli.OpenDiff(ctx, path, "first\n"); err != nil {
+		t.Fatal(err)
+	}
+	crossed := make(chan error, 1)
+	s.ed.SetHandler(func(method string, params json.RawMessage) (any, error) {
+		if method == "diff/open" {
+			crossed <- s.ed.Conn.Notify("diff/accepted", map[string]any{"filePath": path, "content": "first\n"})
+		}
+		return struct{}{}, nil
+	})
+	if _, err := cli.OpenDiff(ctx, path, "second\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-crossed; err != nil {
+		t.Fatal(err)
+	}
+	// The plugin has shown the second proposal: a decision now is about it.
+	s.ed.Notify(t, "diff/rejected", map[string]any{"filePath": path})
+	cli.WaitFor(t, "ide/diffRejected", wait, nil)
+	if accepts := cli.All("ide/diffAccepted"); len(accepts) != 0 {
+		t.Fatalf("the accept of the first proposal was taken for the second: %v", accepts)
+	}
+}
