@@ -444,7 +444,8 @@ func (c *Conn) Call(ctx context.Context, method string, params any, result any) 
 // read after it is handled. A handler of the peer's notifications can so
 // tell which of its own requests the peer had answered when it sent them,
 // which a caller woken by Call's return cannot promise. then must not
-// block; it does not run when ctx ends first.
+// block. When ctx ends first, the answer is dropped and then does not run,
+// unless the answer was being read at that very moment.
 func (c *Conn) CallThen(ctx context.Context, method string, params any, result any, then func()) error {
 	c.mu.Lock()
 	if c.closed {
