@@ -211,9 +211,9 @@ func (s *cliSession) waitAccepted(ctx context.Context, timeout time.Duration, pa
 
 // openDiff calls the openDiff tool and returns its round-trip time.
 func (s *cliSession) openDiff(ctx context.Context, path, content string) (time.Duration, error) {
-	args := map[string]any{"filePath": path, "newContent": content}
-	t0 := time.Now()
 	if s.useSDK {
+		args := map[string]any{"filePath": path, "newContent": content}
+		t0 := time.Now()
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "openDiff", Arguments: args})
 		d := time.Since(t0)
 		if err != nil {
@@ -224,6 +224,7 @@ func (s *cliSession) openDiff(ctx context.Context, path, content string) (time.D
 		}
 		return d, nil
 	}
+	t0 := time.Now()
 	if err := s.lean.openDiff(ctx, path, content); err != nil {
 		return 0, fmt.Errorf("openDiff %s: %w", path, err)
 	}
