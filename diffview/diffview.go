@@ -104,7 +104,7 @@ type Diff struct {
 	// Disk says whether the file changed on disk since Original was read.
 	Disk Disk
 
-	current *Print   // the file on disk as SetDisk last saw it; nil when deleted
+	current *Print   // the file on disk as SetDisk last saw it changed; nil when unchanged or deleted
 	stored  *spooled // where Proposed went when stowed
 }
 
@@ -365,7 +365,10 @@ func (r *Registry) Orphan(owner string) (out []Diff, unqueued []string) {
 // whether anything changed, and returns the diff as it is now.
 func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (Diff, bool) {
 	var cur *Print
-	if current != nil {
+	if current != nil && disk != Unchanged {
+		// Unchanged is one state whatever the file's text: the original,
+		// as the diff starts. Changed keeps the text's print, so that a
+		// second, different change is told too.
 		p := PrintOf(*current)
 		cur = &p
 	}

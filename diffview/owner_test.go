@@ -111,6 +111,32 @@ func TestSetDiskReportsOnlyChanges(t *testing.T) {
 	}
 }
 
+// TestSetDiskUnchangedIsNoNews: a file read again as it was when the
+// proposal opened is no change, however often it is read; "back to what it
+// was" is news only after a real change.
+func TestSetDiskUnchangedIsNoNews(t *testing.T) {
+	r := NewRegistry()
+	d, _ := r.Propose("/w/a.go", "A", str("v1"), "p")
+	for range 2 {
+		if got, ch := r.SetDisk("/w/a.go", d.ID, Unchanged, str("v1")); ch || got.Disk != Unchanged {
+			t.Fatalf("the file as it was reported as a change: %+v %v", got, ch)
+		}
+	}
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Changed, str("v2")); !ch {
+		t.Fatal("change not recorded")
+	}
+	if got, ch := r.SetDisk("/w/a.go", d.ID, Unchanged, str("v1")); !ch || got.Disk != Unchanged {
+		t.Fatalf("back to the original not recorded: %+v %v", got, ch)
+	}
+	if _, ch := r.SetDisk("/w/a.go", d.ID, Unchanged, str("v1")); ch {
+		t.Fatal("back to the original reported twice")
+	}
+	n, _ := r.Propose("/w/new.go", "A", nil, "p")
+	if _, ch := r.SetDisk("/w/new.go", n.ID, Unchanged, nil); ch {
+		t.Fatal("a new file still missing reported as a change")
+	}
+}
+
 func TestWatcherSeesWritesReplacementsAndDeletes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.txt")

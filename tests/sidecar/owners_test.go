@@ -182,6 +182,46 @@ func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 	a.WaitFor(t, "ide/diffAccepted", wait, nil)
 }
 
+// TestAPlainAcceptReportsNoChangeOnDisk: accepting a proposal whose file
+// nobody touched tells the editor nothing about the disk; a real change,
+// and the file put back as it was, still are.
+func TestAPlainAcceptReportsNoChangeOnDisk(t *testing.T) {
+	s := startWithStates(t)
+	path := s.file(t, "plain.txt", "v1\n")
+	a := s.cli(t)
+	mustOpen(t, a, path, "proposal\n")
+	id := opened(s)[0].DiffID
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "proposal\n", "diffId": id})
+	a.WaitFor(t, "ide/diffAccepted", wait, nil)
+	var st map[string]any
+	if err := s.ed.Call(wait, "status/get", nil, &st); err != nil { // every note sent before it is read
+		t.Fatal(err)
+	}
+	if states := s.ed.All("diff/state"); len(states) != 0 {
+		t.Fatalf("a plain accept told the editor about the disk: %s", states[0].Params)
+	}
+
+	write(t, path, "v1, accepted\n")
+	mustOpen(t, a, path, "second proposal\n")
+	second := opened(s)[1].DiffID
+	write(t, path, "v2 from another tool\n")
+	s.ed.WaitFor(t, "diff/state", wait, stateIs("changedOnDisk"))
+	write(t, path, "v1, accepted\n")
+	back := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, stateIs("unchangedOnDisk")))
+	if back.DiffID != second || !strings.Contains(back.Message, "back to what it was") {
+		t.Fatalf("unchangedOnDisk %+v, want it for diff %d", back, second)
+	}
+	before := len(s.ed.All("diff/state"))
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "second proposal\n", "diffId": second})
+	a.WaitFor(t, "ide/diffAccepted", wait, func(p json.RawMessage) bool { return strings.Contains(string(p), "second proposal") })
+	if err := s.ed.Call(wait, "status/get", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if states := s.ed.All("diff/state"); len(states) != before {
+		t.Fatalf("the file was put back, yet the accept told the editor about the disk again: %s", states[len(states)-1].Params)
+	}
+}
+
 // TestAProposalMadeAgainStillSeesChangesOnDisk: a CLI that proposes the
 // same file again replaces its own proposal; the file stays watched, and a
 // change on disk is reported against the new proposal.
