@@ -270,9 +270,10 @@ class SublimeHost(object):
         view = _find_view(handle)
         if view is None or not view.is_valid():
             return
-        if state.get("disk") is not None:
-            # The "before" side is the file as it is on disk now.
-            view.set_reference_document(state.get("disk_content") or "")
+        if state.get("disk_content") is not None:
+            # The "before" side is the file as it is on disk now (also once
+            # it is back to what it was: then the original again).
+            view.set_reference_document(state.get("disk_content"))
         settings = view.settings()
         path = settings.get(DIFF_SETTING) or ""
         settings.set(STATE_SETTING, state)

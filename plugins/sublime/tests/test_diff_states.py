@@ -59,6 +59,42 @@ class DiffStateTest(PluginTestCase):
         diff.run_command("gemini_accept_diff")
         self.assertEqual(self.wait_cli(client, "ide/diffAccepted")["content"], "proposed\n")
 
+    def round_trip(self):
+        """Waits for an answer from the sidecar: every message it sent
+        before has been handled, and shown, by then."""
+        box = {}
+        self.session().status_info(lambda result, error: box.update(done=True))
+        self.pump_until(lambda: box.get("done"))
+
+    def said(self, text):
+        return [m for m in sublime.state.status_messages if text in m]
+
+    def test_a_plain_accept_says_nothing_of_the_disk(self):
+        client = self.cli()
+        _, diff = self.open_diff(client, self.code, "proposed\n")
+        diff.run_command("gemini_accept_diff")
+        self.assertEqual(self.wait_cli(client, "ide/diffAccepted")["content"], "proposed\n")
+        self.round_trip()
+        self.assertEqual(self.said("on disk"), [])
+
+    def test_a_file_put_back_on_disk_is_shown_and_accepted_at_once(self):
+        client = self.cli()
+        with open(self.code, encoding="utf-8") as f:
+            original = f.read()
+        _, diff = self.open_diff(client, self.code, "proposed\n")
+        with open(self.code, "w", encoding="utf-8") as f:
+            f.write("changed by another tool\n")
+        self.pump_until(lambda: "Changed on disk" in self.bar(diff))
+        with open(self.code, "w", encoding="utf-8") as f:
+            f.write(original)
+        self.pump_until(lambda: "Changed on disk" not in self.bar(diff)
+                        and diff.reference_document == original)
+        self.pump_until(lambda: self.said("app.py on disk is back to what it was"))
+        diff.run_command("gemini_accept_diff")
+        self.assertEqual(self.wait_cli(client, "ide/diffAccepted")["content"], "proposed\n")
+        self.round_trip()
+        self.assertEqual(len(self.said("back to what it was")), 1)
+
     def test_a_delete_on_disk_is_shown(self):
         client = self.cli()
         _, diff = self.open_diff(client, self.notes, "proposed\n")
