@@ -28,6 +28,9 @@ const cliTimeout = 60 * time.Second
 const initEl = `
 (setq inhibit-startup-screen t make-backup-files nil auto-save-default nil
       create-lockfiles nil ring-bell-function #'ignore)
+;; A fresh HOME has no native code of Debian's elpa packages yet: their
+;; compilation warnings would pop up a window over the test's.
+(setq native-comp-async-report-warnings-errors 'silent)
 (require 'server)
 (setq server-socket-dir %s server-name "e2e")
 (server-start)
@@ -232,6 +235,9 @@ func endToEnd(t *testing.T, terminal string) {
   (eq (window-buffer (selected-window)) gemini-companion--cli-buffer)
   (equal (with-current-buffer (get-file-buffer %s) (buffer-string)) %s))`, quote(file), quote(accepted)), waitTimeout)
 	e.CheckToolResultSent(t, cliTimeout)
+	if text := em.shown(t); strings.Contains(text, "on disk") {
+		t.Fatalf("a plain accept told the user about the disk:\n%s", text)
+	}
 
 	// A second change, rejected with C-c C-k.
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "print('gone')\n"}))

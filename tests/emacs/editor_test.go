@@ -100,3 +100,68 @@ func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 	em.WaitEval(t, "the doctor's verdict", `(with-current-buffer "*gemini-companion doctor*"
   (and (string-match-p "would connect" (buffer-string)) (not (string-match-p "NOT connect" (buffer-string)))))`, waitTimeout)
 }
+
+// shown is what the package has shown the user so far: *Messages* and
+// *Warnings*, read after a round trip on the link, so that a message the
+// sidecar sent before it has been shown.
+func (e *Emacs) shown(t testing.TB) string {
+	t.Helper()
+	var text string
+	if err := json.Unmarshal([]byte(e.Eval(t, `(progn
+  (gemini-companion-link-request-sync "status/get" nil 10)
+  (mapconcat (lambda (name) (if (get-buffer name) (with-current-buffer name (buffer-string)) ""))
+             '("*Messages*" "*Warnings*") "\n"))`)), &text); err != nil {
+		t.Fatalf("the messages shown: %v", err)
+	}
+	return text
+}
+
+// Accepting a proposal with C-c C-c in a file nobody touched says nothing
+// about the disk; a file changed on disk and put back is shown so once
+// each, and the next C-c C-c accepts at once.
+func TestEmacsSaysNothingOfTheDiskUnlessItChanged(t *testing.T) {
+	requireEmacs(t)
+	tmuxdrive.Require(t)
+	sb := testkit.NewSandbox(t)
+	a := sb.WriteFile(t, "a.txt", "one\n")
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
+	em := startEmacs(t, sb, env, "gemini", "auto", "a.txt")
+	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
+	_, disc := sb.WaitDiscovery(t, waitTimeout)
+	cli := testkit.ConnectCLI(t, disc.Port, disc.AuthToken)
+	ctx := context.Background()
+	selected := `(with-current-buffer (window-buffer (selected-window)) (and gemini-companion-diff--view t))`
+
+	if res, err := cli.OpenDiff(ctx, a, "ONE\n"); err != nil || res.IsError {
+		t.Fatalf("openDiff: %v %+v", err, res)
+	}
+	em.WaitEval(t, "the proposal selected", selected, waitTimeout)
+	em.pane.Keys(t, "C-c", "C-c")
+	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if text := em.shown(t); strings.Contains(text, "on disk") {
+		t.Fatalf("a plain accept told the user about the disk:\n%s", text)
+	}
+
+	if res, err := cli.OpenDiff(ctx, a, "TWO\n"); err != nil || res.IsError {
+		t.Fatalf("openDiff: %v %+v", err, res)
+	}
+	em.WaitEval(t, "the second proposal selected", selected, waitTimeout)
+	if err := os.WriteFile(a, []byte("changed elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	em.WaitEval(t, "the change on disk", `(with-current-buffer (window-buffer (selected-window))
+  (equal (gemini-companion-diff--get :disk) "changedOnDisk"))`, waitTimeout)
+	if err := os.WriteFile(a, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	em.WaitEval(t, "the file back", `(with-current-buffer (window-buffer (selected-window))
+  (equal (gemini-companion-diff--get :disk) "unchangedOnDisk"))`, waitTimeout)
+	if text := em.shown(t); !strings.Contains(text, "a.txt on disk is back to what it was") {
+		t.Fatalf("the user was not told the file is back as it was:\n%s", text)
+	}
+	em.pane.Keys(t, "C-c", "C-c")
+	cli.WaitFor(t, "ide/diffAccepted", waitTimeout, func(p json.RawMessage) bool { return strings.Contains(string(p), "TWO") })
+	if n := strings.Count(em.shown(t), "back to what it was"); n != 1 {
+		t.Fatalf("told %d times that the file is back as it was, want once", n)
+	}
+}

@@ -128,6 +128,7 @@ func TestDiffAcceptWithUserEdit(t *testing.T) {
 	if data, _ := os.ReadFile(a); string(data) != "alpha\nbeta\ngamma\n" {
 		t.Errorf("the plugin wrote the file itself: %q", data)
 	}
+	noDiskNote(t, nv)
 
 	// The CLI writes the accepted content; the buffer follows.
 	if err := os.WriteFile(a, []byte("ALPHA\nBETA\ngamma\n"), 0o644); err != nil {

@@ -119,6 +119,7 @@ return false`, cliTimeout, s.File)
 local path, text = ...
 local b = vim.fn.bufnr(path)
 return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") .. "\n" == text`, waitTimeout, s.File, accepted)
+	noDiskNote(t, nv)
 	// The tool result went back to the model, and the CLI says so.
 	s.CheckToolResultSent(t, cliTimeout)
 	s.waitTerm(t, "WriteFile  app.py → Accepted")

@@ -312,6 +312,29 @@ func (n *Nvim) WaitNote(t testing.TB, substr string, timeout time.Duration) stri
 	return found
 }
 
+// LinkRoundTrip asks the sidecar for its status through the plugin and
+// waits for the answer: every message the sidecar sent before it has been
+// handled, and shown, by then.
+func (n *Nvim) LinkRoundTrip(t testing.TB) {
+	t.Helper()
+	if ok, _ := n.Lua(t, `return require("gemini_companion.sidecar").request_sync("status/get", vim.empty_dict(), 5000) == nil`).(bool); !ok {
+		t.Fatalf("status/get got no answer\n%s", n.diagnostics())
+	}
+}
+
+// noDiskNote fails when the plugin told the user that a file changed on
+// disk (or is back as it was) although nothing touched it: checked after a
+// round trip on the link, so a message on its way would be seen.
+func noDiskNote(t testing.TB, nv *Nvim) {
+	t.Helper()
+	nv.LinkRoundTrip(t)
+	for _, note := range nv.Notes(t) {
+		if strings.Contains(note, "on disk") {
+			t.Fatalf("the user was told about a change on disk that never happened: %q\n%s", note, nv.diagnostics())
+		}
+	}
+}
+
 // BufLines is the text of buffer buf (0: current) as lines.
 func (n *Nvim) BufLines(t testing.TB, buf int) []string {
 	t.Helper()

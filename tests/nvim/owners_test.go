@@ -145,6 +145,46 @@ func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 	waitNoDiffTab(t, nv, a, 1)
 }
 
+// The file changes on disk under an open diff and is then put back as it
+// was: the view says so once each, and the next :w accepts at once.
+func TestDiffFilePutBackOnDiskIsAcceptedAtOnce(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	a := sb.WriteFile(t, "a.txt", "alpha\n")
+	nv := startNvim(t, sb, Options{})
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "proposed\n")
+	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
+	if err := os.WriteFile(a, []byte("changed elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitView(t, nv, a, "the change on disk", func(v viewState) bool { return v.Disk == "changedOnDisk" })
+	if err := os.WriteFile(a, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := waitView(t, nv, a, "the file back", func(v viewState) bool {
+		return v.Disk == "unchangedOnDisk" && strings.Join(v.Left, "\n") == "alpha"
+	})
+	if strings.Contains(v.RightStatus, "ON DISK") {
+		t.Fatalf("the view still warns about the disk: %+v", v)
+	}
+	nv.WaitNote(t, "a.txt on disk is back to what it was", waitTimeout)
+	nv.Cmd(t, "GeminiAccept")
+	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if _, c := testkit.DiffNote(t, raw); c != "proposed\n" {
+		t.Fatalf("diffAccepted %s", raw)
+	}
+	nv.LinkRoundTrip(t)
+	back := 0
+	for _, note := range nv.Notes(t) {
+		if strings.Contains(note, "back to what it was") {
+			back++
+		}
+	}
+	if back != 1 {
+		t.Fatalf("told %d times that the file is back as it was, want once: %q", back, nv.Notes(t))
+	}
+}
+
 // The file is deleted on disk under an open diff.
 func TestDiffDeletedOnDiskIsShown(t *testing.T) {
 	sb := testkit.NewSandbox(t)

@@ -133,6 +133,7 @@ func TestEndToEndWithRealCLI(t *testing.T) {
 	waitNoDiffTab(t, v, s.File)
 	v.WaitFor(t, "app.py to show the written text",
 		fmt.Sprintf(`join(getbufline(%s, 1, '$'), "\n") . "\n" ==# %s`, vimString(s.File), vimString(accepted)), waitTimeout)
+	noDiskNote(t, v)
 	s.CheckToolResultSent(t, cliTimeout)
 	s.waitTerm(t, "WriteFile  app.py → Accepted")
 

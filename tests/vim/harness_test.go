@@ -312,6 +312,28 @@ func (v *Vim) WaitNote(t testing.TB, substr string, timeout time.Duration) strin
 	return found
 }
 
+// LinkRoundTrip asks the sidecar for its status through the plugin and
+// waits for the answer: every message the sidecar sent before it has been
+// handled, and shown, by then.
+func (v *Vim) LinkRoundTrip(t testing.TB) {
+	t.Helper()
+	v.Ex(t, "let g:gic_round_trip = 0 | call gemini_companion#link#Request('status/get', {}, {e, r -> execute('let g:gic_round_trip = 1')})")
+	v.WaitFor(t, "the answer to status/get", "g:gic_round_trip", waitTimeout)
+}
+
+// noDiskNote fails when the plugin told the user that a file changed on
+// disk (or is back as it was) although nothing touched it: checked after a
+// round trip on the link, so a message on its way would be seen.
+func noDiskNote(t testing.TB, v *Vim) {
+	t.Helper()
+	v.LinkRoundTrip(t)
+	for _, note := range v.Notes(t) {
+		if strings.Contains(note, "on disk") {
+			t.Fatalf("the user was told about a change on disk that never happened: %q\n%s", note, v.diagnostics())
+		}
+	}
+}
+
 // Lines is the text of buffer expr (a bufnr() argument) as lines.
 func (v *Vim) Lines(t testing.TB, buf string) []string {
 	t.Helper()

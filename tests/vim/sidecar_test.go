@@ -65,6 +65,7 @@ func TestDiffAcceptWithEditsThenReject(t *testing.T) {
 	if data, _ := os.ReadFile(a); string(data) != "alpha\nbeta\ngamma\n" {
 		t.Errorf("the plugin wrote the file itself: %q", data)
 	}
+	noDiskNote(t, v)
 	// The CLI writes the accepted text; the buffer follows.
 	if err := os.WriteFile(a, []byte("ALPHA\nBETA\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -113,6 +114,42 @@ func TestDiffChangedOnDiskTakesASecondWrite(t *testing.T) {
 		t.Errorf("diffAccepted content %q", c)
 	}
 	waitNoDiffTab(t, v, a)
+}
+
+// The file changes on disk under an open proposal and is then put back
+// as it was: the view says so once each, and the next :w accepts at once.
+func TestDiffFilePutBackOnDiskIsAcceptedAtOnce(t *testing.T) {
+	sb, a, v := vimOnOneFile(t)
+	cli := testkit.Connect(t, sb, waitTimeout)
+	cli.MustOpenDiff(t, a, "one\ntwo\n")
+	v.WaitFor(t, "the view", fmt.Sprintf(`GicDiffTab(%s).found`, vimString(a)), waitTimeout)
+	if err := os.WriteFile(a, []byte("one, edited elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitFor(t, "the changed-on-disk label", fmt.Sprintf(`GicDiffTab(%s).state.disk ==# 'changedOnDisk'`, vimString(a)), waitTimeout)
+	if err := os.WriteFile(a, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.WaitFor(t, "the file back", fmt.Sprintf(`GicDiffTab(%s).state.disk ==# 'unchangedOnDisk'`, vimString(a)), waitTimeout)
+	if s := diffTab(t, v, a); strings.Join(s.Left, "\n") != "one" || strings.Contains(s.Statusline, "ON DISK") {
+		t.Errorf("view with the file back: left %q, statusline %q", s.Left, s.Statusline)
+	}
+	v.WaitNote(t, "a.txt on disk is back to what it was", waitTimeout)
+	inProposal(t, v, a, "write")
+	raw := cli.WaitFor(t, "ide/diffAccepted", waitTimeout, nil)
+	if _, c := testkit.DiffNote(t, raw); c != "one\ntwo\n" {
+		t.Errorf("diffAccepted content %q", c)
+	}
+	v.LinkRoundTrip(t)
+	back := 0
+	for _, note := range v.Notes(t) {
+		if strings.Contains(note, "back to what it was") {
+			back++
+		}
+	}
+	if back != 1 {
+		t.Fatalf("told %d times that the file is back as it was, want once: %q", back, v.Notes(t))
+	}
 }
 
 // The CLI closes the proposal itself (the user answered in the terminal):
