@@ -11,7 +11,6 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/sergi/go-diff v1.4.0
 	github.com/shirou/gopsutil/v4 v4.26.10
-	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 )
 

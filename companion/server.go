@@ -26,8 +26,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
-	"golang.org/x/net/netutil"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/connlimit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -44,8 +44,10 @@ const (
 	DefaultStreamGrace   = 5 * time.Second
 	// DefaultMaxConns caps open HTTP connections: enough for every session's
 	// event stream and requests, far below any file descriptor limit. Past
-	// it, new connections wait in the kernel's queue instead of costing
-	// descriptors.
+	// it, the connection idle longest (no request yet, or between requests)
+	// is closed to make room, so that a flood of idle connections cannot
+	// keep a CLI waiting; when every connection is busy the new one is
+	// closed at once (see package connlimit).
 	DefaultMaxConns = 1024
 	// Timeouts of the HTTP server: a request's headers, a POST's body going
 	// without data, and a kept-alive connection with no request.
@@ -121,6 +123,10 @@ type Server struct {
 	cancel  context.CancelFunc
 	httpSrv *http.Server
 	wg      sync.WaitGroup
+
+	// Connections that came at the connection cap since it was last
+	// logged (unix ns in capLogged): idle ones closed, new ones refused.
+	capEvicted, capRefused, capLogged atomic.Int64
 }
 
 // New returns a server that is not yet listening. Context events may be fed
@@ -240,8 +246,10 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
 		},
 	}, &mcpHandler{s: s, srv: srv})
+	limited := connlimit.New(ln, s.opts.MaxConns, s.connCapReached)
 	httpSrv := &http.Server{
 		Handler:           handler,
+		ConnState:         limited.ConnState,
 		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       idleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return sctx },
@@ -269,7 +277,6 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 		})
 		w.Sync()
 	}
-	limited := netutil.LimitListener(ln, s.opts.MaxConns)
 	s.goFunc(func() {
 		if err := httpSrv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error().Err(err).Msg("HTTP server stopped")
@@ -281,6 +288,24 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 	s.log.Info().Int("port", info.Port).Int("idePid", id.IDEPID).Str("ide", id.IDE.DisplayName).
 		Strs("workspace", id.Workspace).Str("discoveryFile", info.DiscoveryFile).Msg("companion listening")
 	return info, nil
+}
+
+// connCapReached notes a connection that came at the connection cap, and
+// logs it at most once a minute: a flood must not flood the log too.
+func (s *Server) connCapReached(f connlimit.Full) {
+	if f.Evicted {
+		s.capEvicted.Add(1)
+	} else {
+		s.capRefused.Add(1)
+	}
+	now := time.Now().UnixNano()
+	if last := s.capLogged.Load(); last != 0 && now-last < int64(time.Minute) {
+		return
+	}
+	s.capLogged.Store(now)
+	s.log.Warn().Int("maxConns", s.opts.MaxConns).Int64("idleClosed", s.capEvicted.Swap(0)).
+		Int64("busyRefused", s.capRefused.Swap(0)).
+		Msg("connection cap reached: the connections idle longest were closed to make room")
 }
 
 // recoverPanics turns a panic while handling one MCP request into an error

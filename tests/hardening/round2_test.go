@@ -347,6 +347,58 @@ func TestIdleConnectionFloodIsCapped(t *testing.T) {
 	s.noCrash(t)
 }
 
+// TestIdleConnectionFloodDoesNotStarveTheCLI opens far more idle
+// connections than the cap, then a CLI connects. Connections over the cap
+// used to wait in the kernel's accept queue, each idle one living 10 s once
+// accepted: the CLI waited behind them (19 s with 5,000). It must be served
+// within 2 s, and the sidecar must still hold no more than the cap.
+func TestIdleConnectionFloodDoesNotStarveTheCLI(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	before := fdCount(t, s.res.PID)
+	// Bounded: 2,524 descriptors in this process, 10 s to open them.
+	const flood = companion.DefaultMaxConns + 1500
+	conns := make([]net.Conn, 0, flood)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var d net.Dialer
+	for range flood {
+		c, err := d.DialContext(ctx, "tcp", s.host())
+		if err != nil {
+			break // a full accept queue: the flood is as big as it gets
+		}
+		conns = append(conns, c)
+	}
+	if len(conns) <= companion.DefaultMaxConns {
+		t.Fatalf("only %d connections opened: no flood past the cap", len(conns))
+	}
+
+	const served = 2 * time.Second
+	began := time.Now()
+	cctx, ccancel := context.WithTimeout(context.Background(), served)
+	defer ccancel()
+	cli, err := testkit.DialCLI(cctx, s.res.Port, s.res.AuthToken)
+	if err == nil {
+		defer cli.Session.Close()
+		_, err = cli.Session.ListTools(cctx, nil)
+	}
+	if took := time.Since(began); err != nil || took > served {
+		t.Fatalf("with %d idle connections open, a CLI's initialize and tools/list took %v (%v); want under %v",
+			len(conns), took.Round(time.Millisecond), err, served)
+	}
+	t.Logf("with %d idle connections open, the CLI was served in %v", len(conns), time.Since(began).Round(time.Millisecond))
+	if n := fdCount(t, s.res.PID); n > before+companion.DefaultMaxConns+16 {
+		t.Fatalf("the sidecar holds %d descriptors (%d before the flood); the cap is %d connections",
+			n, before, companion.DefaultMaxConns)
+	}
+	s.noCrash(t)
+}
+
 // TestSlowRequestBodyHoldsNoSessionAndIsCut sends an initialize whose body
 // never finishes: it used to hold a session slot (and its connection)
 // forever. It must hold no session, and the sidecar must close the
