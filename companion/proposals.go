@@ -47,11 +47,17 @@ type Decision struct {
 	// changed or was deleted on disk since the proposal was shown.
 	OverDiskChange bool
 	// Shown, for a decision without DiffID, is the proposal whose view the
-	// editor showed last for FilePath when it decided (0: not known). The
-	// decision is refused when another proposal is open now: one the CLI
-	// made while the decision was on its way, which the user never saw.
+	// editor showed last for FilePath when it decided (0: not known;
+	// NoneShown: that proposal has ended). The decision is refused when
+	// another proposal is open now: one the CLI made while the decision was
+	// on its way, which the user never saw.
 	Shown uint64
 }
+
+// NoneShown is Decision.Shown from an editor that shows no open proposal
+// for the file: the one it showed last has ended, or it has shown none.
+// The decision is refused. Diff IDs count up from 1 and never reach it.
+const NoneShown = ^uint64(0)
 
 // proposals holds what the server keeps per open proposal beyond the
 // registry: the file watches.

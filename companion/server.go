@@ -424,6 +424,13 @@ func (s *Server) DiffShown(path string) bool {
 	return ok
 }
 
+// ShownID is the ID of the proposal on screen in the editor for path, or 0
+// when there is none.
+func (s *Server) ShownID(path string) uint64 {
+	d, _ := s.diffs.Get(path)
+	return d.ID
+}
+
 // Status is a summary for health checks and status lines.
 type Status = protocol.Status
 

@@ -108,7 +108,9 @@ type EditorLink struct {
 	caps    protocol.ClientCapabilities
 	// answered holds, per file (cleaned path), the diffId of the last
 	// diff/open the plugin answered: the view a decision without diffId
-	// is about.
+	// is about. A note goes once its proposal has ended (forgetEnded): a
+	// decision without a note is refused, as one about an ended proposal
+	// is.
 	answered map[string]uint64
 }
 
@@ -469,11 +471,17 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 			dc.DiffID = *p.DiffID
 		} else {
 			// A plugin without diffIds decides on the view it shows: the
-			// proposal of the last diff/open it answered for the file.
+			// proposal of the last diff/open it answered for the file, if
+			// that proposal is still open.
 			el.mu.Lock()
-			dc.Shown = el.answered[filepath.Clean(p.FilePath)]
+			shown, ok := el.answered[filepath.Clean(p.FilePath)]
 			el.mu.Unlock()
+			dc.Shown = shown
+			if !ok {
+				dc.Shown = companion.NoneShown
+			}
 		}
+		defer el.forgetEnded(p.FilePath)
 		for _, d := range el.deciders {
 			if d.Decide(dc.FilePath, dc.DiffID, dc.Accepted, dc.Content) {
 				return nil
@@ -481,6 +489,19 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 		}
 		el.s.Decide(dc)
 		return nil
+	}
+}
+
+// forgetEnded drops the note of the view the plugin shows for path once
+// its proposal is no longer the one on screen (decided, closed by its CLI,
+// replaced, or never shown after all). It runs after each way a proposal
+// ends on this link: a decision, diff/open and diff/close returning.
+func (el *EditorLink) forgetEnded(path string) {
+	key := filepath.Clean(path)
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	if id, ok := el.answered[key]; ok && el.s.ShownID(path) != id {
+		delete(el.answered, key)
 	}
 }
 
@@ -528,6 +549,9 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 		el.answered[filepath.Clean(req.FilePath)] = req.DiffID
 		el.mu.Unlock()
 	}
+	// A proposal shown in place of another ends that one; one that could
+	// not be shown, or ended while it was, leaves no note.
+	defer el.forgetEnded(req.FilePath)
 	if err := el.conn.CallThen(ctx, protocol.MethodDiffOpen, diffOpenStream(req), &res, shown); err != nil {
 		var rpcErr *link.Error
 		if errors.As(err, &rpcErr) {
@@ -541,6 +565,7 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 // CloseDiff implements companion.Editor by asking the plugin to close the
 // view.
 func (el *EditorLink) CloseDiff(ctx context.Context, path string) (*string, error) {
+	defer el.forgetEnded(path)
 	var res protocol.DiffCloseResult
 	if err := el.conn.Call(ctx, protocol.MethodDiffClose, protocol.DiffCloseParams{FilePath: path}, &res); err != nil {
 		return nil, err

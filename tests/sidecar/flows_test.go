@@ -406,3 +406,42 @@ func TestADecisionWithoutIDIsNeverTakenForANewerProposal(t *testing.T) {
 		t.Fatalf("the accept of the first proposal was taken for the second: %v", accepts)
 	}
 }
+
+func TestADecisionWithoutIDAfterItsProposalEndedIsNeverTakenForTheNext(t *testing.T) {
+	// A plugin that sends no diffId accepts a proposal, then sends a
+	// second decision for the same file (a stray one, as a view closing
+	// after the accept may send) just as the proposal queued behind the
+	// first is being shown: the stray decision must not reach the second
+	// CLI, whose proposal the user has not seen yet.
+	s := start(t)
+	path := s.file(t, "q.txt", "old\n")
+	a, b := s.cli(t), s.cli(t)
+	ctx := context.Background()
+	mustOpen(t, a, path, "from a\n")
+	mustOpen(t, b, path, "from b\n") // queued behind a's
+	crossed := make(chan error, 1)
+	s.ed.SetHandler(func(method string, params json.RawMessage) (any, error) {
+		if method == "diff/open" && strings.Contains(string(params), "from b") {
+			crossed <- s.ed.Conn.Notify("diff/rejected", map[string]any{"filePath": path})
+		}
+		return struct{}{}, nil
+	})
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "from a\n"})
+	a.WaitFor(t, "ide/diffAccepted", wait, nil)
+	if err := <-crossed; err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := s.ed.Call(wait, "status/get", nil, &st); err != nil { // the stray decision is handled
+		t.Fatal(err)
+	}
+	if _, err := b.Session.ListTools(ctx, nil); err != nil { // and anything sent to b has arrived
+		t.Fatal(err)
+	}
+	if got := b.All("ide/diffRejected"); len(got) != 0 {
+		t.Fatalf("the stray decision was taken for the next proposal: %s", got[0].Params)
+	}
+	// The plugin has shown the second proposal: a decision now is about it.
+	s.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "from b\n"})
+	b.WaitFor(t, "ide/diffAccepted", wait, nil)
+}
