@@ -165,6 +165,16 @@ func (l *Listener) uncount(c *conn) {
 	l.enqueue(c, nil)
 }
 
+// CloseWrite shuts down the writing side of a TCP connection, as the HTTP
+// server does before closing one whose request it did not read to the end
+// (so that the client reads the answer rather than a reset).
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // Close closes the connection and stops counting it.
 func (c *conn) Close() error {
 	c.l.mu.Lock()

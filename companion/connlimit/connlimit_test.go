@@ -209,3 +209,39 @@ func TestKeptAliveConnectionsGoAfterSilentOnes(t *testing.T) {
 		t.Fatal("the client's kept-alive connection was closed to make room for a silent one")
 	}
 }
+
+// The HTTP server half-closes a connection before closing it when it did
+// not read the request to the end, so that the client gets the answer
+// rather than a reset: the Listener's connections can.
+func TestConnectionsCanBeHalfClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := connlimit.New(ln, 1, nil)
+	defer l.Close()
+	client := dialIdle(t, ln.Addr().String(), 1)[0]
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatal("the connection cannot be half-closed")
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if !closedByServer(client, wait) {
+		t.Fatal("the client reads no end of the answer")
+	}
+	if _, err := io.WriteString(client, "still sending"); err != nil {
+		t.Fatalf("the client can no longer send: %v", err)
+	}
+	buf := make([]byte, 13)
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "still sending" {
+		t.Fatalf("the server side reads %q, %v", buf, err)
+	}
+}
