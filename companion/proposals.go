@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
@@ -58,15 +56,6 @@ type Decision struct {
 // for the file: the one it showed last has ended, or it has shown none.
 // The decision is refused. Diff IDs count up from 1 and never reach it.
 const NoneShown = ^uint64(0)
-
-// proposals holds what the server keeps per open proposal beyond the
-// registry: the file watches.
-type proposals struct {
-	mu      sync.Mutex
-	watcher *diffview.Watcher
-	failed  bool
-	unwatch map[uint64]func()
-}
 
 func (s *Server) notifyState(st DiffState) {
 	s.mu.Lock()
@@ -136,7 +125,7 @@ func (s *Server) show(ctx context.Context, d diffview.Diff) error {
 	defer cancel()
 	err = editor.OpenDiff(octx, dr)
 	if err == nil {
-		s.watch(d.Path, d.ID)
+		s.watchDisk(d.Path, d.ID)
 		// The editor holds both texts now: large ones leave memory until
 		// needed again (closeDiff without an answer from the editor, a
 		// change on disk).
@@ -187,7 +176,7 @@ func (s *Server) showNext(path string) {
 	}
 	// The file may have changed since the proposal was queued (the first
 	// one was applied): show it against the file as it is now.
-	if cur, err := readOriginal(d.Path); err == nil {
+	if cur, err := diffview.ReadFile(d.Path, nil); err == nil {
 		if r := s.diffs.Rebase(d.Path, d.ID, cur); r.ID != 0 {
 			d = r
 		}
@@ -229,7 +218,7 @@ func (s *Server) Decide(dc Decision) bool {
 	if ok && dc.Accepted && dc.DiffID != 0 && !dc.OverDiskChange {
 		// Look at the file now rather than trust the watcher to have seen
 		// a change made a moment ago.
-		s.checkDisk(d.Path, d.ID)
+		s.disk.Check(d.Path, d.ID)
 		d, ok = s.diffs.Get(dc.FilePath)
 		ok = ok && d.ID == dc.DiffID
 	}
@@ -257,7 +246,7 @@ func (s *Server) Decide(dc Decision) bool {
 		}
 		return false
 	}
-	s.unwatch(d.ID)
+	s.disk.Unwatch(d.ID)
 	s.log.Info().Str("path", d.Path).Int("bytes", len(dc.Content)).Msg("diff " + to.String())
 	if d.Orphaned {
 		if dc.Accepted {
@@ -331,121 +320,26 @@ func (s *Server) orphanProposals(owner string) {
 		s.queueChanged(path)
 	}
 	for _, d := range shown {
-		s.unwatch(d.ID)
+		s.disk.Unwatch(d.ID)
 		s.log.Info().Str("path", d.Path).Msg("proposal orphaned: its CLI session is gone")
 		s.notifyState(DiffState{FilePath: d.Path, DiffID: d.ID, State: StateOrphaned,
 			Message: fmt.Sprintf("The Gemini CLI session that proposed this change to %s is gone: accepting writes nothing. Save the proposed text yourself if you want it.", filepath.Base(d.Path))})
 	}
 }
 
-// watch starts watching the file of diff id for changes made outside the
-// diff. It keeps the path and id only: a proposal's texts must not stay
-// reachable through the watch.
-func (s *Server) watch(path string, id uint64) {
-	s.props.mu.Lock()
-	defer s.props.mu.Unlock()
-	if s.props.watcher == nil && !s.props.failed {
-		w, err := diffview.NewWatcher()
-		s.mu.Lock()
-		running := s.started && !s.closed
-		s.mu.Unlock()
-		if err != nil || !running {
-			if err != nil {
-				s.log.Warn().Err(err).Msg("changes on disk under open diffs will not be noticed")
-				s.props.failed = true
-			} else {
-				_ = w.Close()
-			}
-			return
-		}
-		s.props.watcher = w
-		s.props.unwatch = map[uint64]func(){}
-		s.goFunc(func() {
-			w.Run(s.ctx)
-			_ = w.Close()
-		})
-	}
-	if s.props.watcher == nil {
-		return
-	}
-	// A write comes as several events (truncate, then data): look once
-	// they have settled, not at the half-written file.
-	var mu sync.Mutex
-	var settle *time.Timer
-	stopped := false
-	remove, err := s.props.watcher.Add(path, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		if settle != nil {
-			settle.Reset(diskSettle)
-			return
-		}
-		settle = time.AfterFunc(diskSettle, func() {
-			mu.Lock()
-			settle = nil
-			done := stopped
-			mu.Unlock()
-			if !done {
-				s.checkDisk(path, id)
-			}
-		})
-	})
-	if err != nil {
+// watchDisk starts watching the file of diff id for changes made outside
+// the diff.
+func (s *Server) watchDisk(path string, id uint64) {
+	if err := s.disk.Watch(path, id); err != nil {
 		s.log.Warn().Err(err).Str("path", path).Msg("changes on disk to this file will not be noticed")
-		return
-	}
-	s.props.unwatch[id] = func() {
-		remove()
-		mu.Lock()
-		stopped = true
-		if settle != nil {
-			settle.Stop()
-		}
-		mu.Unlock()
 	}
 }
 
-// diskSettle is how long a proposed file must stay quiet after a change on
-// disk before it is read.
-const diskSettle = 30 * time.Millisecond
-
-func (s *Server) unwatch(id uint64) {
-	s.props.mu.Lock()
-	remove := s.props.unwatch[id]
-	delete(s.props.unwatch, id)
-	s.props.mu.Unlock()
-	if remove != nil {
-		remove()
-	}
-}
-
-// checkDisk compares the file of diff id with what it was when the diff
-// was shown and tells the editor when that changes.
-func (s *Server) checkDisk(path string, id uint64) {
-	cur, err := readOriginal(path)
-	if err != nil {
-		s.log.Debug().Err(err).Str("path", path).Msg("cannot read a proposed file after a change on disk")
-		return
-	}
-	d, ok := s.diffs.Get(path)
-	if !ok || d.ID != id {
-		return
-	}
-	disk := diffview.Unchanged
-	switch {
-	case cur == nil && !d.IsNew():
-		disk = diffview.Deleted
-	case cur == nil:
-	case !d.OriginalIs(cur):
-		disk = diffview.Changed
-	}
-	d, changed := s.diffs.SetDisk(path, id, disk, cur)
-	if !changed {
-		return
-	}
+// diskChanged tells the editor that the file of a shown proposal changed
+// on disk, was deleted, or is back to what it was.
+func (s *Server) diskChanged(c diffview.DiskChange) {
+	d, cur, path := c.Diff, c.Current, c.Diff.Path
+	disk := d.Disk
 	base := filepath.Base(path)
 	st := DiffState{FilePath: d.Path, DiffID: d.ID, DiskContent: cur}
 	s.mu.Lock()

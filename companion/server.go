@@ -33,6 +33,7 @@ import (
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
 )
 
 // Defaults for Options.
@@ -105,7 +106,7 @@ type Server struct {
 	watcher   atomic.Pointer[idectx.Watcher]
 	diffs     *diffview.Registry
 	spool     *diffview.Spool // large texts of shown proposals
-	props     proposals
+	disk      *diffview.DiskWatch
 	lifts     liftStore
 
 	mu            sync.Mutex
@@ -167,6 +168,9 @@ func New(opts Options) *Server {
 		}
 	})
 	s.publisher = idectx.NewPublisher(s.engine, opts.Quiet, opts.MaxWait)
+	s.disk = diffview.NewDiskWatch(s.diffs, s.diskChanged, func(path string, err error) {
+		s.log.Debug().Err(err).Str("path", path).Msg("cannot read a proposed file after a change on disk")
+	})
 	return s
 }
 
@@ -268,13 +272,15 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 	s.ctx, s.cancel, s.httpSrv = sctx, cancel, httpSrv
 	s.mu.Unlock()
 
-	if w, err := idectx.NewWatcher(s.engine); err != nil {
-		s.log.Warn().Err(err).Msg("files deleted on disk will not leave the context")
+	if dw, err := dirwatch.New(); err != nil {
+		s.log.Warn().Err(err).Msg("files deleted on disk will not leave the context, and changes on disk under open proposals will not be noticed")
 	} else {
+		onErr := func(err error) { s.log.Debug().Err(err).Msg("file watch") }
+		w := idectx.NewWatcher(s.engine, dw)
 		s.watcher.Store(w)
-		s.goFunc(func() {
-			w.Run(sctx, func(err error) { s.log.Debug().Err(err).Msg("file watch") })
-		})
+		s.disk.Attach(dw)
+		s.goFunc(func() { dw.Run(sctx, onErr) })
+		s.goFunc(func() { w.Run(sctx, onErr) })
 		w.Sync()
 	}
 	s.goFunc(func() {
@@ -476,6 +482,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.disk.Attach(nil)
 	path := s.discoveryPath
 	s.discoveryPath = ""
 	cancel, httpSrv := s.cancel, s.httpSrv

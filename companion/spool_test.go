@@ -218,7 +218,7 @@ func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
 	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.checkDisk(path, d.ID)
+	s.disk.Check(path, d.ID)
 	st, n := ed.waitState(t, 0, StateChangedOnDisk)
 	want := diffview.Unified(path, &edited, proposalText(size, "v1"))
 	if st.DiskContent == nil || *st.DiskContent != edited || st.UnifiedDiff != want || want == "" {
@@ -227,12 +227,12 @@ func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.checkDisk(path, d.ID)
+	s.disk.Check(path, d.ID)
 	_, n = ed.waitState(t, n, StateUnchangedOnDisk)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	s.checkDisk(path, d.ID)
+	s.disk.Check(path, d.ID)
 	ed.waitState(t, n, StateDeletedOnDisk)
 }
 
@@ -256,7 +256,7 @@ func TestSpooledProposalThatVanished(t *testing.T) {
 	if err := os.WriteFile(path, []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.checkDisk(path, d.ID)
+	s.disk.Check(path, d.ID)
 	if st, _ := ed.waitState(t, 0, StateChangedOnDisk); st.DiskContent == nil || *st.DiskContent != "edited\n" {
 		t.Fatalf("change on disk under a vanished spool file: %+v", st)
 	}

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,10 +12,6 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 )
-
-// maxOriginal is the largest file whose current content is read to show a
-// diff against.
-const maxOriginal = 256 << 20
 
 func (s *Server) addTools(srv *mcp.Server) {
 	srv.AddTool(&mcp.Tool{
@@ -104,7 +97,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if d, ok := s.diffs.Get(path); ok {
 		known = d.Original
 	}
-	original, err := readOriginalLike(path, known)
+	original, err := diffview.ReadFile(path, known)
 	if err != nil {
 		s.log.Warn().Err(err).Str("path", path).Msg("openDiff refused")
 		return toolError("openDiff: %v", err), nil
@@ -127,7 +120,7 @@ func (s *Server) openDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 		// made again. Logged once, with "diff shown" below: a CLI that
 		// proposes a file again replaces its own proposal, and a line each
 		// would double the log writes of every such call.
-		defer s.unwatch(replaced.ID)
+		defer s.disk.Unwatch(replaced.ID)
 	}
 	if d.State == diffview.Queued {
 		// Another session's proposal for this file is on screen: this one
@@ -151,93 +144,6 @@ func diffTitle(path string, isNew bool) string {
 		return filepath.Base(path) + " (new file) ↔ proposed by Gemini CLI"
 	}
 	return filepath.Base(path) + " ↔ proposed by Gemini CLI"
-}
-
-// readOriginal returns the file's current content, nil if it does not exist.
-func readOriginal(path string) (*string, error) {
-	return readOriginalLike(path, nil)
-}
-
-// readOriginalLike is readOriginal that returns known itself when the file
-// holds exactly that text.
-func readOriginalLike(path string, known *string) (*string, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot inspect %s: %w", path, err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > maxOriginal {
-		return nil, fmt.Errorf("%s is larger than %d MiB", path, maxOriginal>>20)
-	}
-	if known != nil && int64(len(*known)) != st.Size() {
-		known = nil
-	}
-	text, same, err := readText(path, st.Size(), known)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if same {
-		return known, nil
-	}
-	return &text, nil
-}
-
-// readText reads a file of about size bytes straight into the string it
-// returns: one buffer, no copy from bytes to string. While the file matches
-// known (if not nil) it only compares, and reports same when it is all of
-// known: then no buffer at all.
-func readText(path string, size int64, known *string) (text string, same bool, err error) {
-	f, err := openForRead(path)
-	if err != nil {
-		return "", false, err
-	}
-	defer f.Close()
-	var b strings.Builder
-	matched := 0 // bytes of known matched so far; -1 once it differs
-	if known == nil {
-		matched = -1
-		b.Grow(int(size))
-	}
-	buf := make([]byte, min(32<<10, max(size+1, 512)))
-	for {
-		n, err := f.Read(buf)
-		chunk := buf[:n]
-		if matched >= 0 && n > 0 {
-			if matched+n <= len(*known) && string(chunk) == (*known)[matched:matched+n] {
-				matched += n
-				chunk = nil
-			} else {
-				// It differs: from here on, read it.
-				b.Grow(max(int(size), matched+n))
-				b.WriteString((*known)[:matched])
-				matched = -1
-			}
-		}
-		b.Write(chunk)
-		if b.Len() > maxOriginal {
-			return "", false, fmt.Errorf("larger than %d MiB", maxOriginal>>20)
-		}
-		if errors.Is(err, io.EOF) {
-			if matched >= 0 {
-				if matched == len(*known) {
-					return "", true, nil
-				}
-				b.WriteString((*known)[:matched]) // it ended early
-			}
-			return b.String(), false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-	}
 }
 
 func (s *Server) inWorkspace(path string) bool {
@@ -282,7 +188,7 @@ func (s *Server) closeDiffTool(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	defer d.Release()
 	if ok && shown {
-		s.unwatch(d.ID)
+		s.disk.Unwatch(d.ID)
 		s.mu.Lock()
 		editor := s.editor
 		s.mu.Unlock()
