@@ -347,7 +347,7 @@ func serveStandalone(ctx context.Context, cfg config, opts companion.Options, st
 	fmt.Fprintf(stdout, "Proposed edits appear here. %s Press Ctrl-C to stop.\n", rv.HowToAnswer())
 
 	errc := make(chan error, 1)
-	go func() { errc <- rv.Run(ctx, s) }()
+	go func() { errc <- rv.Run(ctx, s.Proposals()) }()
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "\nStopping.")

@@ -14,16 +14,16 @@ func Extension(logger zerolog.Logger) editorlink.Extension {
 	return editorlink.Extension{
 		Pattern:    "agent/",
 		Capability: "agent",
-		New: func(peer editorlink.Peer, s *companion.Server) link.Handler {
+		New: func(peer editorlink.Peer, c *companion.Companion) link.Handler {
 			return New(Options{
 				Conn:      peer,
-				Context:   s.Engine().Snapshot,
-				Workspace: s.WorkspaceFolders,
+				Context:   c.Engine().Snapshot,
+				Workspace: c.WorkspaceFolders,
 				DiffBusy: func(path string) bool {
 					if d := peer.PluginCapabilities().Diff; d != nil && !*d {
 						return true // the plugin shows no diffs: ask in the panel
 					}
-					return s.DiffShown(path)
+					return c.Proposals().ShownID(path) != 0
 				},
 				Logf: func(format string, args ...any) { logger.Info().Msgf(format, args...) },
 			})

@@ -1,10 +1,10 @@
 // Package editorlink is the editor frontend of the sidecar: it serves one
 // editor plugin over the editor link (docs/editor-link.md), turning the
-// plugin's messages into calls on a companion.Server and showing the
-// server's diffs and notices through the plugin. The server never refers
-// back to it except through the small interfaces it owns (companion.Editor,
-// companion.Announcer, companion.DiffStateNotifier). The messages are the
-// types of package protocol.
+// plugin's messages into calls on a companion.Companion and showing its
+// proposals and notices through the plugin. The companion never refers
+// back to it except through the small interfaces it owns
+// (proposals.Editor, proposals.StateNotifier, companion.Announcer). The
+// messages are the types of package protocol.
 package editorlink
 
 import (
@@ -23,6 +23,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
@@ -69,9 +70,9 @@ type Extension struct {
 	// (protocol.ServerCapabilities.Agent), or "" for none.
 	Capability string
 	// New makes the handler, once, before the link reads anything. peer
-	// sends to the plugin (e.g. agent/event notifications); server is the
+	// sends to the plugin (e.g. agent/event notifications); c is the
 	// companion the link serves.
-	New func(peer Peer, server *companion.Server) link.Handler
+	New func(peer Peer, c *companion.Companion) link.Handler
 }
 
 // Decider is implemented by extension handlers that show proposals of
@@ -84,7 +85,7 @@ type Decider interface {
 // EditorLink serves one editor plugin over the editor link: it turns the
 // plugin's events into context and decisions, and shows diffs through it.
 type EditorLink struct {
-	s       *companion.Server
+	c       *companion.Companion
 	conn    *link.Conn
 	mux     *link.Mux
 	log     zerolog.Logger
@@ -118,15 +119,15 @@ type EditorLink struct {
 // the plugin asks for shutdown, closes r, or its process dies, or ctx ends.
 // It always cleans up (discovery file removed) before returning.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
-	s := companion.New(cfg.Options)
-	el := &EditorLink{s: s, log: cfg.Logger, version: cfg.Version, mux: link.NewMux()}
+	c := companion.New(cfg.Options)
+	el := &EditorLink{c: c, log: cfg.Logger, version: cfg.Version, mux: link.NewMux()}
 	el.conn = link.New(r, w, el, link.WithFraming(cfg.Framing), link.WithMaxLine(protocol.MaxMessageBytes),
 		link.WithProblems(func(err error) {
 			el.log.Warn().Err(err).Msg("editor link")
 		}))
 	el.routes()
 	for _, ext := range cfg.Extensions {
-		h := ext.New(el, s)
+		h := ext.New(el, c)
 		el.mux.Register(ext.Pattern, h)
 		if ext.Capability == "agent" {
 			el.agent = true
@@ -138,7 +139,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 			el.closers = append(el.closers, c)
 		}
 	}
-	s.SetEditor(el)
+	c.SetEditor(el)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -176,7 +177,7 @@ loop:
 	}
 	// The discovery file goes first: the log below may be written to an
 	// editor that is already gone.
-	if cerr := s.Close(); cerr != nil {
+	if cerr := c.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
 	el.log.Info().Str("reason", reason).Msg("shut down")
@@ -204,10 +205,10 @@ func (el *EditorLink) routes() {
 		return link.Final{Result: nil}, nil
 	})
 	m.HandleFunc(protocol.MethodStatusGet, func(context.Context, json.RawMessage) (any, error) {
-		return protocol.StatusGetResult{Status: el.s.Status(), ServerVersion: el.version}, nil
+		return protocol.StatusGetResult{Status: el.c.Status(), ServerVersion: el.version}, nil
 	})
 	m.HandleFunc(protocol.MethodTerminalEnv, func(context.Context, json.RawMessage) (any, error) {
-		info := el.s.Info()
+		info := el.c.Info()
 		return protocol.TerminalEnvResult{Env: info.Env, DiscoveryFile: info.DiscoveryFile}, nil
 	})
 	el.on(protocol.MethodFileFocused, el.focus(false))
@@ -316,9 +317,9 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 		return nil, invalid("processId: %v", err)
 	}
 	if p.IsTrusted != nil {
-		el.s.Engine().SetTrusted(*p.IsTrusted)
+		el.c.Engine().SetTrusted(*p.IsTrusted)
 	}
-	info, err := el.s.Start(ctx, companion.Identity{
+	info, err := el.c.Start(ctx, companion.Identity{
 		IDE:       discovery.IDEInfo{Name: p.IDE.Name, DisplayName: p.IDE.DisplayName},
 		Workspace: folders,
 		IDEPID:    idePID,
@@ -356,7 +357,7 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 			StatusText:  true,
 			Agent:       el.agent,
 		}
-		st := el.statusParams(el.s.Status().ConnectedClients)
+		st := el.statusParams(el.c.Status().ConnectedClients)
 		res.Status = &st
 	}
 	return res, nil
@@ -382,9 +383,9 @@ func (el *EditorLink) focus(selection bool) func(json.RawMessage) error {
 			cur = &idectx.Cursor{Line: p.Cursor.Line, Character: p.Cursor.Character}
 		}
 		if selection {
-			el.s.Engine().Select(p.Path, cur, sel)
+			el.c.Engine().Select(p.Path, cur, sel)
 		} else {
-			el.s.Engine().Focus(p.Path, cur, sel)
+			el.c.Engine().Focus(p.Path, cur, sel)
 		}
 		return nil
 	}
@@ -395,7 +396,7 @@ func (el *EditorLink) fileClosed(params json.RawMessage) error {
 	if err := decode(params, &p); err != nil {
 		return err
 	}
-	el.s.Engine().Close(p.Path)
+	el.c.Engine().Close(p.Path)
 	return nil
 }
 
@@ -407,7 +408,7 @@ func (el *EditorLink) fileRenamed(params json.RawMessage) error {
 	if !filepath.IsAbs(p.NewPath) || strings.ContainsRune(p.NewPath, 0) {
 		return invalid("newPath: %q is not an absolute path", p.NewPath)
 	}
-	el.s.Engine().Rename(p.OldPath, p.NewPath)
+	el.c.Engine().Rename(p.OldPath, p.NewPath)
 	return nil
 }
 
@@ -423,13 +424,13 @@ func (el *EditorLink) foldersChanged(params json.RawMessage) error {
 	if !el.isStarted() {
 		return errors.New("not initialized")
 	}
-	info := el.s.SetWorkspace(folders)
+	info := el.c.SetWorkspace(folders)
 	el.warnNoDiscovery(info)
 	if err := el.conn.Notify(protocol.MethodEnvChanged, protocol.EnvChangedParams{Env: info.Env, DiscoveryFile: info.DiscoveryFile}); err != nil {
 		return err
 	}
-	if n := el.s.Status().ConnectedClients; n > 0 {
-		el.Announce(companion.Notice{Level: protocol.LevelInfo, Message: foldersChangedText})
+	if n := el.c.Status().ConnectedClients; n > 0 {
+		el.Announce(protocol.LogParams{Level: protocol.LevelInfo, Message: foldersChangedText})
 	}
 	return nil
 }
@@ -446,7 +447,7 @@ func (el *EditorLink) trustChanged(params json.RawMessage) error {
 	if p.IsTrusted == nil {
 		return invalid("isTrusted is required")
 	}
-	el.s.Engine().SetTrusted(*p.IsTrusted)
+	el.c.Engine().SetTrusted(*p.IsTrusted)
 	return nil
 }
 
@@ -457,7 +458,7 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 		if err := decode(params, &p); err != nil {
 			return err
 		}
-		dc := companion.Decision{FilePath: p.FilePath, Accepted: accepted, OverDiskChange: p.OverDiskChange}
+		dc := proposals.Decision{FilePath: p.FilePath, Accepted: accepted, OverDiskChange: p.OverDiskChange}
 		if dc.Accepted {
 			if p.Content == nil {
 				return invalid("content is required")
@@ -478,7 +479,7 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 			el.mu.Unlock()
 			dc.Shown = shown
 			if !ok {
-				dc.Shown = companion.NoneShown
+				dc.Shown = proposals.NoneShown
 			}
 		}
 		defer el.forgetEnded(p.FilePath)
@@ -487,7 +488,7 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 				return nil
 			}
 		}
-		el.s.Decide(dc)
+		el.c.Proposals().Decide(dc)
 		return nil
 	}
 }
@@ -500,7 +501,7 @@ func (el *EditorLink) forgetEnded(path string) {
 	key := filepath.Clean(path)
 	el.mu.Lock()
 	defer el.mu.Unlock()
-	if id, ok := el.answered[key]; ok && el.s.ShownID(path) != id {
+	if id, ok := el.answered[key]; ok && el.c.Proposals().ShownID(path) != id {
 		delete(el.answered, key)
 	}
 }
@@ -520,7 +521,7 @@ func (el *EditorLink) PluginCapabilities() protocol.ClientCapabilities {
 	return el.caps
 }
 
-// WantsUnifiedDiff implements companion.UnifiedDiffPreference: false when
+// WantsUnifiedDiff implements proposals.UnifiedDiffPreference: false when
 // the plugin said capabilities.unifiedDiff false.
 func (el *EditorLink) WantsUnifiedDiff() bool {
 	el.mu.Lock()
@@ -528,9 +529,9 @@ func (el *EditorLink) WantsUnifiedDiff() bool {
 	return el.caps.UnifiedDiff == nil || *el.caps.UnifiedDiff
 }
 
-// OpenDiff implements companion.Editor by asking the plugin to show the
+// OpenDiff implements proposals.Editor by asking the plugin to show the
 // diff.
-func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) error {
+func (el *EditorLink) OpenDiff(ctx context.Context, req protocol.DiffOpenParams) error {
 	el.mu.Lock()
 	noDiffs, name := el.noDiffs, el.ideName
 	el.mu.Unlock()
@@ -562,7 +563,7 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req companion.DiffRequest) e
 	return nil
 }
 
-// CloseDiff implements companion.Editor by asking the plugin to close the
+// CloseDiff implements proposals.Editor by asking the plugin to close the
 // view.
 func (el *EditorLink) CloseDiff(ctx context.Context, path string) (*string, error) {
 	defer el.forgetEnded(path)
@@ -580,14 +581,14 @@ func (el *EditorLink) warnNoDiscovery(info companion.Info) {
 	if info.DiscoveryFile != "" {
 		return
 	}
-	el.Announce(companion.Notice{Level: protocol.LevelWarn, Message: fmt.Sprintf(
+	el.Announce(protocol.LogParams{Level: protocol.LevelWarn, Message: fmt.Sprintf(
 		"No discovery file could be written (%v); Gemini CLI may not find this editor. See docs/security.md.", info.DiscoveryErr)})
 }
 
-// DiffState implements companion.DiffStateNotifier: a diff/state
+// DiffState implements proposals.StateNotifier: a diff/state
 // notification for plugins that said they show them, a log notification
 // for the others.
-func (el *EditorLink) DiffState(st companion.DiffState) {
+func (el *EditorLink) DiffState(st protocol.DiffStateParams) {
 	el.mu.Lock()
 	states := el.diffStates
 	el.mu.Unlock()
@@ -596,12 +597,12 @@ func (el *EditorLink) DiffState(st companion.DiffState) {
 		return
 	}
 	if st.Message != "" {
-		el.Announce(companion.Notice{Level: protocol.LevelWarn, Message: st.Message})
+		el.Announce(protocol.LogParams{Level: protocol.LevelWarn, Message: st.Message})
 	}
 }
 
 // Announce implements companion.Announcer with a log notification.
-func (el *EditorLink) Announce(n companion.Notice) {
+func (el *EditorLink) Announce(n protocol.LogParams) {
 	_ = el.conn.Notify(protocol.MethodLog, n)
 }
 

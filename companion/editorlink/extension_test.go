@@ -22,7 +22,7 @@ import (
 // decisions on its own proposals (diffId from 2^40) and notes its Close.
 type agentStub struct {
 	peer    Peer
-	server  *companion.Server
+	server  *companion.Companion
 	mu      sync.Mutex
 	decided []string
 	closed  int
@@ -77,7 +77,7 @@ func TestExtensionsAddANamespace(t *testing.T) {
 	go func() {
 		served <- Serve(context.Background(), inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "agent/", Capability: "agent", New: func(peer Peer, s *companion.Server) link.Handler {
+			Extensions: []Extension{{Pattern: "agent/", Capability: "agent", New: func(peer Peer, s *companion.Companion) link.Handler {
 				stub.peer, stub.server = peer, s
 				return stub
 			}}},

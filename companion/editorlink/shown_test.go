@@ -70,7 +70,7 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 	go func() {
 		served <- Serve(ctx, inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: dir, Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "probe/", New: func(peer Peer, _ *companion.Server) link.Handler {
+			Extensions: []Extension{{Pattern: "probe/", New: func(peer Peer, _ *companion.Companion) link.Handler {
 				elc <- peer.(*EditorLink)
 				return pluginSide{}
 			}}},
@@ -146,8 +146,8 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 	if n := len(el.notes()); n != 4 {
 		t.Fatalf("%d notes for 4 shown views: %v", n, el.notes())
 	}
-	if id := el.notes()[replaced]; id != el.s.ShownID(replaced) {
-		t.Fatalf("the note for the replaced proposal names %d, not the newer %d", id, el.s.ShownID(replaced))
+	if id := el.notes()[replaced]; id != el.c.Proposals().ShownID(replaced) {
+		t.Fatalf("the note for the replaced proposal names %d, not the newer %d", id, el.c.Proposals().ShownID(replaced))
 	}
 
 	decide(protocol.MethodDiffAccepted, accepted)

@@ -14,16 +14,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
-// Decider receives the user's decisions (a *companion.Server).
+// Decider receives the user's decisions (the companion's proposals).
 type Decider interface {
-	Accept(path, content string) bool
-	Reject(path string) bool
+	Decide(proposals.Decision) proposals.Verdict
 }
 
-// Reviewer implements companion.Editor and companion.Announcer in a terminal.
+// Reviewer implements proposals.Editor and companion.Announcer in a
+// terminal.
 type Reviewer struct {
 	in     *bufio.Reader
 	out    io.Writer
@@ -33,7 +34,7 @@ type Reviewer struct {
 	editor func(path string) *exec.Cmd
 
 	mu      sync.Mutex
-	queue   []companion.DiffRequest
+	queue   []protocol.DiffOpenParams
 	current string // path being asked about, "" if none
 	wake    chan struct{}
 
@@ -109,9 +110,9 @@ func defaultEditor(path string) *exec.Cmd {
 	return cmd
 }
 
-// OpenDiff implements companion.Editor: the diff joins the queue and is
+// OpenDiff implements proposals.Editor: the diff joins the queue and is
 // shown when the user is free to answer.
-func (r *Reviewer) OpenDiff(ctx context.Context, req companion.DiffRequest) error {
+func (r *Reviewer) OpenDiff(ctx context.Context, req protocol.DiffOpenParams) error {
 	r.mu.Lock()
 	replaced := false
 	for i, q := range r.queue {
@@ -136,7 +137,7 @@ func (r *Reviewer) poke() {
 	}
 }
 
-// CloseDiff implements companion.Editor: the CLI took the decision itself.
+// CloseDiff implements proposals.Editor: the CLI took the decision itself.
 func (r *Reviewer) CloseDiff(ctx context.Context, path string) (*string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -156,7 +157,7 @@ func (r *Reviewer) CloseDiff(ctx context.Context, path string) (*string, error) 
 }
 
 // Announce implements companion.Announcer.
-func (r *Reviewer) Announce(n companion.Notice) {
+func (r *Reviewer) Announce(n protocol.LogParams) {
 	fmt.Fprintf(r.out, "%s\n", r.paint(dim, "· "+n.Message))
 }
 
@@ -288,18 +289,18 @@ func (r *Reviewer) nextAnswer(ctx context.Context) (text string, ok bool, err er
 	}
 }
 
-func (r *Reviewer) nextDiff() (companion.DiffRequest, bool) {
+func (r *Reviewer) nextDiff() (protocol.DiffOpenParams, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 {
-		return companion.DiffRequest{}, false
+		return protocol.DiffOpenParams{}, false
 	}
 	r.current = r.queue[0].FilePath
 	return r.queue[0], true
 }
 
 // take removes the diff for path from the queue and returns it.
-func (r *Reviewer) take(path string) (companion.DiffRequest, bool) {
+func (r *Reviewer) take(path string) (protocol.DiffOpenParams, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current = ""
@@ -309,10 +310,10 @@ func (r *Reviewer) take(path string) (companion.DiffRequest, bool) {
 			return q, true
 		}
 	}
-	return companion.DiffRequest{}, false
+	return protocol.DiffOpenParams{}, false
 }
 
-func (r *Reviewer) show(req companion.DiffRequest) {
+func (r *Reviewer) show(req protocol.DiffOpenParams) {
 	fmt.Fprintf(r.out, "\n%s\n", r.paint(bold, "Gemini CLI proposes a change to "+req.FilePath))
 	text := req.UnifiedDiff
 	if text == "" {
@@ -344,7 +345,7 @@ func (r *Reviewer) prompt() {
 	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, hint))
 }
 
-func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider) error {
+func (r *Reviewer) ask(ctx context.Context, req protocol.DiffOpenParams, d Decider) error {
 	r.show(req)
 	r.prompt()
 	for {
@@ -377,12 +378,12 @@ func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider
 		switch answer {
 		case "a", "y", "yes", "accept":
 			r.take(req.FilePath)
-			d.Accept(req.FilePath, req.NewContent)
+			d.Decide(proposals.Decision{FilePath: req.FilePath, Accepted: true, Content: req.NewContent})
 			fmt.Fprintln(r.out, r.paint(green, "Accepted: Gemini CLI writes the file."))
 			return nil
 		case "r", "n", "no", "reject":
 			r.take(req.FilePath)
-			d.Reject(req.FilePath)
+			d.Decide(proposals.Decision{FilePath: req.FilePath})
 			fmt.Fprintln(r.out, r.paint(red, "Rejected."))
 			return nil
 		case "e", "edit":
@@ -396,7 +397,7 @@ func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider
 				fmt.Fprintln(r.out, "That diff was closed while you edited it.")
 				return nil
 			}
-			d.Accept(req.FilePath, content)
+			d.Decide(proposals.Decision{FilePath: req.FilePath, Accepted: true, Content: content})
 			fmt.Fprintln(r.out, r.paint(green, "Accepted with your edits: Gemini CLI writes the file."))
 			return nil
 		default:
@@ -406,7 +407,7 @@ func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider
 	}
 }
 
-func (r *Reviewer) peek(path string) (companion.DiffRequest, bool) {
+func (r *Reviewer) peek(path string) (protocol.DiffOpenParams, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, q := range r.queue {
@@ -414,11 +415,11 @@ func (r *Reviewer) peek(path string) (companion.DiffRequest, bool) {
 			return q, true
 		}
 	}
-	return companion.DiffRequest{}, false
+	return protocol.DiffOpenParams{}, false
 }
 
 // edit lets the user change the proposal in their editor and returns it.
-func (r *Reviewer) edit(req companion.DiffRequest) (string, error) {
+func (r *Reviewer) edit(req protocol.DiffOpenParams) (string, error) {
 	dir, err := os.MkdirTemp("", "gemini-proposal-")
 	if err != nil {
 		return "", fmt.Errorf("make temporary folder: %w", err)

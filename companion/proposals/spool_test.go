@@ -1,8 +1,7 @@
-package companion
+package proposals
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
-	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
 
 // mutedEditor shows every diff (it keeps only a fingerprint of what it was
@@ -25,11 +23,11 @@ import (
 type mutedEditor struct {
 	mu      sync.Mutex
 	shown   []diffview.Print
-	states  []DiffState
+	states  []protocol.DiffStateParams
 	changed chan struct{} // a state arrived
 }
 
-func (e *mutedEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
+func (e *mutedEditor) OpenDiff(ctx context.Context, req protocol.DiffOpenParams) error {
 	e.mu.Lock()
 	e.shown = append(e.shown, diffview.PrintOf(req.NewContent))
 	e.mu.Unlock()
@@ -40,7 +38,7 @@ func (e *mutedEditor) CloseDiff(ctx context.Context, path string) (*string, erro
 	return nil, errors.New("the editor did not answer")
 }
 
-func (e *mutedEditor) DiffState(st DiffState) {
+func (e *mutedEditor) DiffState(st protocol.DiffStateParams) {
 	e.mu.Lock()
 	e.states = append(e.states, st)
 	e.mu.Unlock()
@@ -54,7 +52,7 @@ func (e *mutedEditor) DiffState(st DiffState) {
 // and returns it with the count seen so far. The watcher reports changes
 // on disk too, so the test waits for the report rather than expect it from
 // its own call.
-func (e *mutedEditor) waitState(t *testing.T, n int, st string) (DiffState, int) {
+func (e *mutedEditor) waitState(t *testing.T, n int, st string) (protocol.DiffStateParams, int) {
 	t.Helper()
 	timeout := time.NewTimer(20 * time.Second)
 	defer timeout.Stop()
@@ -91,51 +89,43 @@ func proposalText(n int, version string) string {
 	return b.String()
 }
 
-func startSpoolServer(t *testing.T) (*Server, *mutedEditor, string) {
+// noSessions is a companion without CLI sessions: a decision reaches none.
+type noSessions struct{}
+
+func (noSessions) Deliver(_ string, _ Delivery, lost func()) { lost() }
+
+// startProposals returns running Proposals over a workspace, shown by a
+// mutedEditor, with their spool under a TMPDIR of the test's own.
+func startProposals(t *testing.T) (*Proposals, *mutedEditor, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the spool makes its directory
 	ws := t.TempDir()
-	s := New(Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()})
+	p := New(Options{EditorTimeout: 10 * time.Second, Workspace: func() []string { return []string{ws} },
+		Sessions: noSessions{}, Logger: zerolog.Nop()})
 	ed := &mutedEditor{changed: make(chan struct{}, 1)}
-	s.SetEditor(ed)
-	id := Identity{IDE: discovery.IDEInfo{Name: "test", DisplayName: "Test"}, Workspace: []string{ws}, IDEPID: os.Getpid()}
-	if _, err := s.Start(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, ed, ws
-}
-
-func callTool(t *testing.T, h func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error), args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	raw, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := h(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t", Arguments: raw}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	if len(res.Content) == 0 {
-		return ""
-	}
-	return res.Content[0].(*mcp.TextContent).Text
+	p.SetEditor(ed)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.Start(ctx, nil)
+	t.Cleanup(func() { cancel(); _ = p.Close() })
+	return p, ed, ws
 }
 
 // openLarge proposes proposalText(size, version) for path, building the
-// request in a function of its own so that nothing of it stays reachable
+// text in a function of its own so that nothing of it stays reachable
 // from the test.
-func openLarge(t *testing.T, s *Server, path string, size int, version string) {
+func openLarge(t *testing.T, p *Proposals, path string, size int, version string) {
 	t.Helper()
-	res := callTool(t, s.openDiffTool, map[string]any{"filePath": path, "newContent": proposalText(size, version)})
-	if res.IsError {
-		t.Fatalf("openDiff: %s", resultText(res))
+	if err := p.Propose(context.Background(), "A", path, proposalText(size, version)); err != nil {
+		t.Fatalf("Propose: %v", err)
 	}
+}
+
+// stowed reports whether the proposal shown for path has its texts out of
+// memory.
+func stowed(p *Proposals, path string) bool {
+	d, ok := p.diffs.Get(path)
+	return ok && d.Proposed == "" && d.Original == nil
 }
 
 func liveHeap() uint64 {
@@ -148,47 +138,38 @@ func liveHeap() uint64 {
 
 // TestShownLargeProposalHoldsNoCopyAndClosesExactly proposes 4 MiB over a
 // 4 MiB file. Once the editor shows it, the companion's heap holds neither
-// text (they would be 8 MiB); closeDiff, with an editor that does not
-// answer, still returns the proposal byte for byte, read back from disk.
+// text (they would be 8 MiB); Withdraw (closeDiff), with an editor that
+// does not answer, still returns the proposal byte for byte, read back
+// from disk.
 func TestShownLargeProposalHoldsNoCopyAndClosesExactly(t *testing.T) {
-	s, ed, ws := startSpoolServer(t)
+	p, ed, ws := startProposals(t)
 	const size = 4 << 20
 	path := filepath.Join(ws, "big.txt")
 	if err := os.WriteFile(path, []byte(proposalText(size, "disk")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := liveHeap()
-	openLarge(t, s, path, size, "v1")
+	openLarge(t, p, path, size, "v1")
 	after := liveHeap()
 	if grew := int64(after) - int64(before); grew > size/4 {
 		t.Fatalf("the heap grew by %d bytes while a %d-byte proposal over a %d-byte file is shown: a text is still in memory", grew, size, size)
 	}
-	d, ok := s.diffs.Get(path)
-	if !ok || !d.Stowed() || s.spool.Len() != 1 {
-		t.Fatalf("shown proposal: ok %v stowed %v, spool holds %d", ok, d.Stowed(), s.spool.Len())
+	if !stowed(p, path) {
+		t.Fatal("the shown proposal's texts are still in memory")
 	}
 
-	// The same session proposes again: the old proposal's file goes.
-	openLarge(t, s, path, size, "v2")
-	if s.spool.Len() != 1 {
-		t.Fatalf("after a replacing proposal the spool holds %d texts, want 1", s.spool.Len())
+	// The same session proposes again.
+	openLarge(t, p, path, size, "v2")
+	if !stowed(p, path) {
+		t.Fatal("the replacing proposal's texts are still in memory")
 	}
 
-	res := callTool(t, s.closeDiffTool, map[string]any{"filePath": path})
-	if res.IsError {
-		t.Fatalf("closeDiff: %s", resultText(res))
+	content, err := p.Withdraw(context.Background(), "A", path)
+	if err != nil || content == nil {
+		t.Fatalf("Withdraw: %v, %v", content, err)
 	}
-	var body struct {
-		Content *string `json:"content"`
-	}
-	if err := json.Unmarshal([]byte(resultText(res)), &body); err != nil || body.Content == nil {
-		t.Fatalf("closeDiff result %q: %v", resultText(res)[:min(200, len(resultText(res)))], err)
-	}
-	if want := proposalText(size, "v2"); *body.Content != want {
-		t.Fatalf("closeDiff returned %d bytes that are not the %d proposed", len(*body.Content), len(want))
-	}
-	if s.spool.Len() != 0 {
-		t.Fatalf("closed proposal still spooled")
+	if want := proposalText(size, "v2"); *content != want {
+		t.Fatalf("Withdraw returned %d bytes that are not the %d proposed", len(*content), len(want))
 	}
 	ed.mu.Lock()
 	n := len(ed.shown)
@@ -202,24 +183,24 @@ func TestShownLargeProposalHoldsNoCopyAndClosesExactly(t *testing.T) {
 // fingerprint, a change on disk is still told apart from the file going
 // back to what it was, and the diff against the disk is exact.
 func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
-	s, ed, ws := startSpoolServer(t)
+	p, ed, ws := startProposals(t)
 	const size = 2 << 20
 	path := filepath.Join(ws, "big.txt")
 	orig := proposalText(size, "disk")
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	openLarge(t, s, path, size, "v1")
-	d, _ := s.diffs.Get(path)
-	if !d.Stowed() {
+	openLarge(t, p, path, size, "v1")
+	d, _ := p.diffs.Get(path)
+	if !stowed(p, path) {
 		t.Fatal("proposal not stowed")
 	}
 	edited := strings.Replace(orig, "changed in disk", "changed by hand", 1)
 	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.disk.Check(path, d.ID)
-	st, n := ed.waitState(t, 0, StateChangedOnDisk)
+	p.disk.Check(path, d.ID)
+	st, n := ed.waitState(t, 0, protocol.StateChangedOnDisk)
 	want := diffview.Unified(path, &edited, proposalText(size, "v1"))
 	if st.DiskContent == nil || *st.DiskContent != edited || st.UnifiedDiff != want || want == "" {
 		t.Fatalf("after an edit on disk: unified diff exact %v", st.UnifiedDiff == want)
@@ -227,28 +208,28 @@ func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.disk.Check(path, d.ID)
-	_, n = ed.waitState(t, n, StateUnchangedOnDisk)
+	p.disk.Check(path, d.ID)
+	_, n = ed.waitState(t, n, protocol.StateUnchangedOnDisk)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	s.disk.Check(path, d.ID)
-	ed.waitState(t, n, StateDeletedOnDisk)
+	p.disk.Check(path, d.ID)
+	ed.waitState(t, n, protocol.StateDeletedOnDisk)
 }
 
 // TestSpooledProposalThatVanished: the spool file of a shown proposal is
-// gone. closeDiff says so clearly instead of returning a wrong text, a
+// gone. Withdraw (closeDiff) says so clearly instead of returning a wrong text, a
 // change on disk is still reported, and the next proposal works.
 func TestSpooledProposalThatVanished(t *testing.T) {
-	s, ed, ws := startSpoolServer(t)
+	p, ed, ws := startProposals(t)
 	const size = 2 << 20
 	path := filepath.Join(ws, "big.txt")
 	if err := os.WriteFile(path, []byte("small original\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	openLarge(t, s, path, size, "v1")
-	d, _ := s.diffs.Get(path)
-	if !d.Stowed() {
+	openLarge(t, p, path, size, "v1")
+	d, _ := p.diffs.Get(path)
+	if !stowed(p, path) {
 		t.Fatal("proposal not stowed")
 	}
 	d.Release() // as if the file had been taken away
@@ -256,35 +237,34 @@ func TestSpooledProposalThatVanished(t *testing.T) {
 	if err := os.WriteFile(path, []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.disk.Check(path, d.ID)
-	if st, _ := ed.waitState(t, 0, StateChangedOnDisk); st.DiskContent == nil || *st.DiskContent != "edited\n" {
+	p.disk.Check(path, d.ID)
+	if st, _ := ed.waitState(t, 0, protocol.StateChangedOnDisk); st.DiskContent == nil || *st.DiskContent != "edited\n" {
 		t.Fatalf("change on disk under a vanished spool file: %+v", st)
 	}
 
-	res := callTool(t, s.closeDiffTool, map[string]any{"filePath": path})
-	if !res.IsError || !strings.Contains(resultText(res), "cannot be read back") {
-		t.Fatalf("closeDiff with its text gone: error %v, %q", res.IsError, resultText(res))
+	if _, err := p.Withdraw(context.Background(), "A", path); err == nil || !strings.Contains(err.Error(), "cannot be read back") {
+		t.Fatalf("Withdraw with its text gone: %v", err)
 	}
-	if _, ok := s.diffs.Get(path); ok {
-		t.Fatal("the diff is still open after closeDiff")
+	if _, ok := p.diffs.Get(path); ok {
+		t.Fatal("the diff is still open after Withdraw")
 	}
-	openLarge(t, s, path, size, "v2")
-	if d, ok := s.diffs.Get(path); !ok || !d.Stowed() {
+	openLarge(t, p, path, size, "v2")
+	if !stowed(p, path) {
 		t.Fatal("the next proposal was not shown and stowed")
 	}
 }
 
-// TestServerCloseRemovesTheSpool: the spool's directory is private and
-// goes with the server.
-func TestServerCloseRemovesTheSpool(t *testing.T) {
-	s, _, ws := startSpoolServer(t)
+// TestCloseRemovesTheSpool: the spool's directory is private and goes
+// with the proposals.
+func TestCloseRemovesTheSpool(t *testing.T) {
+	p, _, ws := startProposals(t)
 	path := filepath.Join(ws, "new.txt")
-	openLarge(t, s, path, 2<<20, "v1")
+	openLarge(t, p, path, 2<<20, "v1")
 	dirs, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "gemini-ide-companion-proposals-*"))
 	if len(dirs) != 1 {
 		t.Fatalf("spool directories: %v", dirs)
 	}
-	if err := s.Close(); err != nil {
+	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dirs[0]); !os.IsNotExist(err) {
