@@ -299,18 +299,22 @@ func (r *Reviewer) nextDiff() (protocol.DiffOpenParams, bool) {
 	return r.queue[0], true
 }
 
-// take removes the diff for path from the queue and returns it.
-func (r *Reviewer) take(path string) (protocol.DiffOpenParams, bool) {
+// take removes the proposal req from the queue, if it is still there.
+func (r *Reviewer) take(req protocol.DiffOpenParams) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current = ""
 	for i, q := range r.queue {
-		if q.FilePath == path {
+		if same(q, req) {
 			r.queue = append(r.queue[:i], r.queue[i+1:]...)
-			return q, true
+			return
 		}
 	}
-	return protocol.DiffOpenParams{}, false
+}
+
+// same reports whether a and b are the same proposal.
+func same(a, b protocol.DiffOpenParams) bool {
+	return a.FilePath == b.FilePath && a.DiffID == b.DiffID && a.NewContent == b.NewContent
 }
 
 func (r *Reviewer) show(req protocol.DiffOpenParams) {
@@ -338,73 +342,119 @@ func (r *Reviewer) show(req protocol.DiffOpenParams) {
 }
 
 func (r *Reviewer) prompt() {
-	hint := "(type a letter, then Enter)"
+	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, r.hint()))
+}
+
+// hint says how to answer.
+func (r *Reviewer) hint() string {
 	if r.keys {
-		hint = "(one key)"
+		return "(one key)"
 	}
-	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, hint))
+	return "(type a letter, then Enter)"
 }
 
 func (r *Reviewer) ask(ctx context.Context, req protocol.DiffOpenParams, d Decider) error {
 	r.show(req)
 	r.prompt()
 	for {
-		answer, ok, err := r.nextAnswer(ctx)
-		if err != nil {
+		answer, open, err := r.answer(ctx, req)
+		if err != nil || !open {
 			return err
 		}
+		var decided bool
+		switch answer {
+		case "a", "y", "yes", "accept":
+			decided, err = r.decide(ctx, req, d, true, req.NewContent, "Accepted: Gemini CLI writes the file.")
+		case "r", "n", "no", "reject":
+			decided, err = r.decide(ctx, req, d, false, "", "Rejected.")
+		case "e", "edit":
+			content, eerr := r.edit(req)
+			if eerr != nil {
+				fmt.Fprintf(r.out, "Could not edit: %v\n", eerr)
+				break
+			}
+			if cur, ok := r.peek(req.FilePath); !ok || !same(cur, req) {
+				fmt.Fprintln(r.out, "That diff was closed while you edited it.")
+				return nil
+			}
+			decided, err = r.decide(ctx, req, d, true, content, "Accepted with your edits: Gemini CLI writes the file.")
+		default:
+			fmt.Fprintln(r.out, "Please answer a, r or e.")
+		}
+		if err != nil || decided {
+			return err
+		}
+		r.prompt()
+	}
+}
+
+// answer waits for the user's answer about req. open is false when there
+// is none to take: ctx ended, or req is no longer the proposal to answer
+// (answered in Gemini CLI, or replaced by a newer one, which is shown
+// next).
+func (r *Reviewer) answer(ctx context.Context, req protocol.DiffOpenParams) (text string, open bool, err error) {
+	for {
+		text, ok, err := r.nextAnswer(ctx)
+		if err != nil {
+			return "", false, err
+		}
 		if ctx.Err() != nil {
-			return nil
+			return "", false, nil
 		}
 		// The diff may have been answered in the CLI, or replaced, while we
 		// waited for the user.
-		cur, open := r.peek(req.FilePath)
-		if !open {
+		cur, found := r.peek(req.FilePath)
+		if !found {
 			if ok {
 				fmt.Fprintln(r.out, "That diff is no longer open.")
 			}
-			return nil
+			return "", false, nil
 		}
-		if cur.NewContent != req.NewContent {
+		if !same(cur, req) {
 			fmt.Fprintln(r.out, "\nGemini CLI replaced that proposal; here is the new one.")
-			return nil
+			return "", false, nil
 		}
 		if !ok {
 			continue // another file's diff was queued; keep asking about this one
 		}
 		if r.keys {
-			fmt.Fprintln(r.out, answer)
+			fmt.Fprintln(r.out, text)
 		}
-		switch answer {
-		case "a", "y", "yes", "accept":
-			r.take(req.FilePath)
-			d.Decide(proposals.Decision{FilePath: req.FilePath, Accepted: true, Content: req.NewContent})
-			fmt.Fprintln(r.out, r.paint(green, "Accepted: Gemini CLI writes the file."))
-			return nil
-		case "r", "n", "no", "reject":
-			r.take(req.FilePath)
-			d.Decide(proposals.Decision{FilePath: req.FilePath})
-			fmt.Fprintln(r.out, r.paint(red, "Rejected."))
-			return nil
-		case "e", "edit":
-			content, err := r.edit(req)
-			if err != nil {
-				fmt.Fprintf(r.out, "Could not edit: %v\n", err)
-				r.prompt()
-				continue
-			}
-			if _, ok := r.take(req.FilePath); !ok {
-				fmt.Fprintln(r.out, "That diff was closed while you edited it.")
-				return nil
-			}
-			d.Decide(proposals.Decision{FilePath: req.FilePath, Accepted: true, Content: content})
-			fmt.Fprintln(r.out, r.paint(green, "Accepted with your edits: Gemini CLI writes the file."))
-			return nil
-		default:
-			fmt.Fprintln(r.out, "Please answer a, r or e.")
-			r.prompt()
-		}
+		return text, true, nil
 	}
+}
+
+// decide sends the user's answer on req, by its diff id, as the editors
+// do, and says what became of it. An accept over a change on disk is asked
+// once more (the reason was told just before, through Announce). decided
+// is false when the user is to be asked again about req.
+func (r *Reviewer) decide(ctx context.Context, req protocol.DiffOpenParams, d Decider, accepted bool, content, done string) (decided bool, err error) {
+	dc := proposals.Decision{FilePath: req.FilePath, DiffID: req.DiffID, Accepted: accepted, Content: content}
+	v := d.Decide(dc)
+	if v == proposals.NeedsConfirmation {
+		fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept anyway, over the file on disk? [y] yes, [n] no"), r.paint(dim, r.hint()))
+		answer, open, err := r.answer(ctx, req)
+		if err != nil || !open {
+			return true, err
+		}
+		if answer != "y" && answer != "yes" {
+			fmt.Fprintln(r.out, "Not accepted; the proposal is still open.")
+			return false, nil
+		}
+		dc.OverDiskChange = true
+		v = d.Decide(dc)
+	}
+	r.take(req)
+	if v == proposals.Refused {
+		fmt.Fprintln(r.out, "That proposal is no longer open (Gemini CLI replaced or closed it); your answer was not sent.")
+		return true, nil
+	}
+	color := green
+	if !accepted {
+		color = red
+	}
+	fmt.Fprintln(r.out, r.paint(color, done))
+	return true, nil
 }
 
 func (r *Reviewer) peek(path string) (protocol.DiffOpenParams, bool) {
