@@ -183,7 +183,8 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 	case method == "shutdown":
 		r.v.Ex(r.t, "GeminiStop")
 	case method == "status/get":
-		r.v.Ex(r.t, "GeminiStatus")
+		// :GeminiStatus waits for the answer this replay sends next.
+		r.v.ctl.send([]any{"ex", "GeminiStatus"})
 	case method == "terminal/env":
 		// :GeminiCli! starts a new CLI, asking for its environment.
 		r.v.Ex(r.t, "GeminiCli!")
