@@ -32,3 +32,19 @@ func makeWorldWritable(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestFindForWorkspaceComparesAsWindowsDoes: a workspace named c:\… with
+// "/" or in another case holds the CLI's C:\… folder, even when the
+// folder cannot be resolved on disk (a drive not mounted yet, a folder
+// being created).
+func TestFindForWorkspaceComparesAsWindowsDoes(t *testing.T) {
+	f := sample(1)
+	f.WorkspacePath = `c:/no such drive folder/Projet Été`
+	got := FindForWorkspace([]Entry{{File: f}}, `C:\No Such Drive Folder\projet été\src`, func(int) bool { return true })
+	if len(got) != 1 {
+		t.Fatalf("the workspace %q does not hold C:\\No Such Drive Folder\\projet été\\src", f.WorkspacePath)
+	}
+	if got := FindForWorkspace([]Entry{{File: f}}, `C:\No Such Drive Folder\Projet Été 2`, func(int) bool { return true }); len(got) != 0 {
+		t.Fatal("a folder whose name only starts like the workspace matched")
+	}
+}

@@ -96,6 +96,9 @@ func (w *wine) env(apiURL string) []string {
 		}
 	}
 	out = append(out,
+		// Wine converts paths and arguments with the Unix locale's
+		// encoding: UTF-8, for the project folder's non-ASCII name.
+		"LANG=C.UTF-8", "LC_ALL=C.UTF-8",
 		"WINEPREFIX="+w.prefix,
 		"WINEDEBUG=-all",
 		"TERM=xterm-256color",
@@ -216,7 +219,7 @@ func (e *editor) HandleNotification(context.Context, string, json.RawMessage) {}
 // CLI's Windows rule and the Unix one (the editor's parent) name different
 // processes, as for an editor started from a launcher. It returns the link to its sidecar and the pane, whose terminal
 // will run the CLI once initialize is answered.
-func (w *wine) editorHost(t *testing.T, dir string, env []string, terminalEnv bool) (*editor, *tmuxdrive.Pane, string) {
+func (w *wine) editorHost(t *testing.T, dir string, env []string, terminalEnv bool, terminal ...string) (*editor, *tmuxdrive.Pane, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -229,7 +232,10 @@ func (w *wine) editorHost(t *testing.T, dir string, env []string, terminalEnv bo
 	if terminalEnv {
 		args = append(args, "-terminal-env")
 	}
-	args = append(args, "--", "cmd.exe", "/d", "/c", w.geminiCmd(t))
+	if len(terminal) == 0 {
+		terminal = []string{"cmd.exe", "/d", "/c", w.geminiCmd(t)}
+	}
+	args = append(append(args, "--"), terminal...)
 	pane := tmuxdrive.Start(t, tmuxdrive.Options{Dir: dir, Env: env, Command: args, Width: 160, Height: 50})
 	conns := make(chan net.Conn, 1)
 	go func() {
