@@ -155,10 +155,7 @@ func TestEditorDeathEndsServeWhileAReadIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { editor.Process.Kill(); editor.Wait() })
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW := stdinPipe(t)
 	// The write end outlives the editor (as when the editor's terminal
 	// children inherited it); closed only when the test ends.
 	t.Cleanup(func() { inW.Close() })
