@@ -263,12 +263,75 @@ func SurviveBrokenPipe() {}
 // are.
 func Pollable(f *os.File) *os.File { return f }
 
-// OwnGroup does nothing on Windows: there are no process groups to signal.
+// OwnGroup does nothing on Windows: there are no process groups. The
+// processes cmd starts are found through their parent PIDs when the group
+// is stopped.
 func OwnGroup(*exec.Cmd) {}
 
-// TerminateGroup kills the process of cmd: Windows has no polite stop for
-// a console child that is not ours to send Ctrl-Break to.
-func TerminateGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+// TerminateGroup kills the process of cmd and every process it started,
+// and theirs (a server started through a .cmd shim is cmd.exe running
+// node.exe): Windows has no polite stop for a console child that is not
+// ours to send Ctrl-Break to, and no process group to stop at once.
+func TerminateGroup(cmd *exec.Cmd) { killTree(cmd) }
 
-// KillGroup kills the process of cmd.
-func KillGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+// KillGroup kills the process of cmd and every process it started.
+func KillGroup(cmd *exec.Cmd) { killTree(cmd) }
+
+// killTree kills cmd's process and its descendants, parents before their
+// children (so none starts another meanwhile), from snapshots of the
+// process table until none is left (a few rounds at most). A parent PID
+// stays recorded after the parent exits, so children of a killed process
+// are still found by it.
+func killTree(cmd *exec.Cmd) {
+	root := cmd.Process.Pid
+	killed := map[int]bool{}
+	for round := 0; round < 5; round++ {
+		parents, err := Parents()
+		if err != nil {
+			break
+		}
+		children := map[int][]int{}
+		for pid, ppid := range parents {
+			if pid != ppid {
+				children[ppid] = append(children[ppid], pid)
+			}
+		}
+		var order []int
+		queue := []int{root}
+		seen := map[int]bool{root: true}
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			order = append(order, pid)
+			for _, c := range children[pid] {
+				if !seen[c] {
+					seen[c] = true
+					queue = append(queue, c)
+				}
+			}
+		}
+		fresh := 0
+		for _, pid := range order {
+			if pid == root {
+				_ = cmd.Process.Kill()
+			} else if _, alive := parents[pid]; alive && !killed[pid] {
+				terminate(pid)
+				fresh++
+			}
+			killed[pid] = true
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+}
+
+// terminate ends the process pid, if it may.
+func terminate(pid int) {
+	h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		return
+	}
+	defer windows.CloseHandle(h)
+	_ = windows.TerminateProcess(h, 1)
+}

@@ -6,6 +6,7 @@
 package testproc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -27,13 +28,23 @@ func Main() {
 		os.Exit(0)
 	case "exit":
 		os.Exit(0)
+	case "tree":
+		// A parent that starts a sleeping child, prints its PID and sleeps.
+		child := Command("sleep")
+		if err := child.Start(); err != nil {
+			os.Exit(3)
+		}
+		fmt.Println(child.Process.Pid)
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	default:
 		os.Exit(2)
 	}
 }
 
 // Command returns a command that runs the test binary as a helper: "sleep"
-// sleeps until killed (an hour at most), "exit" exits 0 at once.
+// sleeps until killed (an hour at most), "exit" exits 0 at once, "tree"
+// starts a "sleep" child, prints its PID on a line and sleeps.
 func Command(what string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envVar+"="+what)
