@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // maxOriginal is the largest file whose current content is read to show a
@@ -245,8 +246,7 @@ func (s *Server) inWorkspace(path string) bool {
 	folders := s.id.Workspace
 	s.mu.Unlock()
 	for _, f := range folders {
-		rel, err := filepath.Rel(f, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if fspath.Within(f, path) {
 			return true
 		}
 	}

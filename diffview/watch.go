@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // Watcher tells when the file of an open proposal is written, replaced or
@@ -19,7 +21,7 @@ type Watcher struct {
 
 	mu    sync.Mutex
 	dirs  map[string]int    // directory -> how many watched files are in it
-	files map[string]*watch // cleaned file path -> what to call on an event
+	files map[string]*watch // fspath.Key of a file -> what to call on an event
 }
 
 type watch struct{ onEvent func() }
@@ -37,30 +39,32 @@ func NewWatcher() (*Watcher, error) {
 // disk, until the returned function is called. One callback per path: a
 // second Add for the same path replaces the first.
 func (w *Watcher) Add(path string, onEvent func()) (remove func(), err error) {
-	path = filepath.Clean(path)
-	dir := filepath.Dir(path)
+	dir := filepath.Dir(filepath.Clean(path))
+	// Events name the file as the system lists it, which on Windows may
+	// differ in case from the proposal's path: both are looked up by Key.
+	key, dirKey := fspath.Key(path), fspath.Key(dir)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.files[path]; !ok {
-		if w.dirs[dir] == 0 {
+	if _, ok := w.files[key]; !ok {
+		if w.dirs[dirKey] == 0 {
 			if err := w.fw.Add(dir); err != nil {
 				return func() {}, fmt.Errorf("watch %s: %w", dir, err)
 			}
 		}
-		w.dirs[dir]++
+		w.dirs[dirKey]++
 	}
 	mine := &watch{onEvent: onEvent}
-	w.files[path] = mine
+	w.files[key] = mine
 	return func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.files[path] != mine {
+		if w.files[key] != mine {
 			return // removed already, or replaced by a later Add
 		}
-		delete(w.files, path)
-		w.dirs[dir]--
-		if w.dirs[dir] == 0 {
-			delete(w.dirs, dir)
+		delete(w.files, key)
+		w.dirs[dirKey]--
+		if w.dirs[dirKey] == 0 {
+			delete(w.dirs, dirKey)
 			_ = w.fw.Remove(dir)
 		}
 	}, nil
@@ -77,7 +81,7 @@ func (w *Watcher) Run(ctx context.Context) {
 				return
 			}
 			w.mu.Lock()
-			f := w.files[filepath.Clean(ev.Name)]
+			f := w.files[fspath.Key(ev.Name)]
 			w.mu.Unlock()
 			if f != nil {
 				f.onEvent()

@@ -2,14 +2,17 @@
 # Runs every check and test of the project: formatting, vet, staticcheck,
 # the Go tests with the race detector (unit, sidecar integration, real
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
-# IDE client, the Sublime Text package's tests, brief fuzzing, and one short
-# benchmark round. Ends with a summary line.
+# IDE client, the Sublime Text package's tests, the Windows build under Wine
+# (Go tests and the real Windows Gemini CLI end to end), brief fuzzing, and
+# one short benchmark round. Ends with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench, a2a)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, windows, fuzz, bench, a2a)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
-# neovim vim tmux) and a JDK 17+ for the Kotlin compiler (JetBrains plugin).
+# neovim vim tmux), a JDK 17+ for the Kotlin compiler (JetBrains plugin), and
+# Wine with mingw for the Windows step (apt-get install wine wine64
+# gcc-mingw-w64-x86-64-win32).
 # Node packages, and the Kotlin compiler, are installed here with npm ci.
 set -uo pipefail
 
@@ -185,6 +188,7 @@ fi
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
+want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.sh
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 
