@@ -102,9 +102,10 @@ func run() error {
 		var startErr error
 		go func() {
 			defer close(ready)
-			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw, Setting: serverSetting})
 			if err != nil {
-				startErr = fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
+				startErr = launchError(err)
+				logger.Print(startErr)
 				return
 			}
 			srvMu.Lock()
@@ -159,6 +160,21 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// serverSetting is how a user of the bridge gives the server command, for
+// the errors of launch.
+const serverSetting = "--server-command in the bridge's arguments (or start the server yourself and pass --agent URL)"
+
+// launchError words a failure to start the server for the supervising
+// agent's user: launch's own errors already say what was run and what to do.
+func launchError(err error) error {
+	var exit *launch.ExitError
+	var missing *launch.NotFoundError
+	if errors.As(err, &exit) || errors.As(err, &missing) {
+		return err
+	}
+	return fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
 }
 
 // attach loads the agent at url on first use (and again after a failure).
