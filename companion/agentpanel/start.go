@@ -7,10 +7,15 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 )
+
+// defaultCommandOption names the server command for a plugin that did not
+// say how its users set it.
+const defaultCommandOption = "the agent's server command in your editor plugin's settings (the command of agent/start)"
 
 type startParams struct {
 	// URL attaches to a running A2A server instead of starting one.
@@ -20,6 +25,9 @@ type startParams struct {
 	PID int `json:"pid"`
 	// Command overrides the server command (default: launch.Find).
 	Command []string `json:"command"`
+	// CommandOption is how the user sets Command in this editor (e.g. the
+	// plugin's option); errors about the server command name it.
+	CommandOption string `json:"commandOption"`
 	// Dir is the workspace (default: the first workspace folder).
 	Dir string `json:"dir"`
 	// TaskID and ContextID resume a conversation (tasks/resubscribe).
@@ -124,8 +132,17 @@ func (p *Panel) connect(a startParams, dir string) error {
 	var srv *launch.Server
 	if target == "" {
 		var err error
-		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout})
+		setting := strings.TrimSpace(a.CommandOption)
+		if setting == "" {
+			setting = defaultCommandOption
+		}
+		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting})
 		if err != nil {
+			var exit *launch.ExitError
+			var missing *launch.NotFoundError
+			if errors.As(err, &exit) || errors.As(err, &missing) {
+				return err // says what was run and what to do
+			}
 			return fmt.Errorf("starting Gemini CLI's A2A server: %w", err)
 		}
 		target = srv.URL
