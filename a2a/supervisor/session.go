@@ -63,7 +63,7 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 func (ss *Session) stream(ctx context.Context, msg *a2a.Message) {
 	ended := false
 	var streamErr error
-	for u, err := range ss.ag.Stream(ctx, msg) {
+	for u, err := range ss.line.Send(ctx, msg) {
 		if err != nil {
 			streamErr = err
 			break
@@ -115,6 +115,11 @@ func (ss *Session) apply(u agent.Update) bool {
 		if u.Text != "" && u.State != a2a.TaskStateSubmitted {
 			ss.add("note", u.Text)
 		}
+	}
+	if ss.status == Cancelled {
+		// Cancel has spoken: what the aborted turn still reports is
+		// recorded above but changes nothing.
+		return u.Final
 	}
 	switch u.State {
 	case a2a.TaskStateCanceled:
@@ -377,26 +382,35 @@ func (ss *Session) Respond(answer string) (string, error) {
 	}
 }
 
-// Cancel cancels the task on the agent and stops streaming it.
-func (ss *Session) Cancel(ctx context.Context) (Status, error) {
+// Cancel cancels the task on the agent and stops streaming it. A tool the
+// task runs is stopped when the agent's server still can (see agent.Line);
+// note says what was stopped and what still runs.
+func (ss *Session) Cancel(ctx context.Context) (status Status, note string, err error) {
 	ss.mu.Lock()
-	taskID, cancelRun := ss.taskID, ss.cancelRun
+	taskID, cancelRun, prev := ss.taskID, ss.cancelRun, ss.status
+	ss.status = Cancelled
+	ss.pending = nil
+	ss.notify()
 	ss.mu.Unlock()
-	var err error
-	if taskID != "" {
-		_, err = ss.ag.Cancel(ctx, taskID)
-	}
+	stop := ss.line.Cancel(ctx, taskID)
 	if cancelRun != nil {
 		cancelRun()
 	}
+	note = stop.Note()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.status != Failed || err == nil {
-		ss.status = Cancelled
-		ss.pending = nil
-		ss.notify()
+	for _, tc := range stop.Stopped {
+		ss.add("tool", tc.Name+" stopped by cancel")
 	}
-	return ss.status, err
+	if len(stop.StillRunning) > 0 {
+		ss.add("note", note)
+		ss.sup.logf("session %s: %s", ss.id, note)
+	}
+	if prev == Failed && stop.Err != nil {
+		ss.status = Failed
+	}
+	ss.notify()
+	return ss.status, note, stop.Err
 }
 
 // Confirm answers the tool call callID with a raw outcome of the agent

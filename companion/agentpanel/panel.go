@@ -79,8 +79,11 @@ type Panel struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	mu        sync.Mutex
-	ag        *agent.Agent
+	mu sync.Mutex
+	ag *agent.Agent
+	// line carries the conversation's messages to ag and can stop what its
+	// turn runs.
+	line      *agent.Line
 	srv       *launch.Server
 	adopted   int // pid of a server started by an earlier sidecar, ours to stop
 	starting  bool
@@ -92,6 +95,9 @@ type Panel struct {
 	// is closing, and a new prompt is queued behind it, not refused.
 	ended     bool
 	cancelRun context.CancelFunc
+	// canceling: agent/cancel is stopping the turn; the aborted turn's own
+	// end is not reported as the turn ending.
+	canceling bool
 	pending   map[string]*pending
 	lastTool  map[string]string // callId -> last status sent
 	nextDiff  uint64
@@ -129,11 +135,14 @@ func (p *Panel) Close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	srv, adopted, ag := p.srv, p.adopted, p.ag
-	p.srv, p.adopted, p.ag = nil, 0, nil
+	srv, adopted, ag, line := p.srv, p.adopted, p.ag, p.line
+	p.srv, p.adopted, p.ag, p.line = nil, 0, nil, nil
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}

@@ -167,7 +167,7 @@ func (p *Panel) connect(a startParams, dir string) error {
 		}
 		return errors.New("the sidecar is shutting down")
 	}
-	p.ag, p.srv, p.adopted = ag, srv, adopted
+	p.ag, p.line, p.srv, p.adopted = ag, ag.NewLine(), srv, adopted
 	if srv != nil {
 		p.wg.Add(1)
 		go p.watch(srv)
@@ -187,14 +187,18 @@ func (p *Panel) watch(srv *launch.Server) {
 	p.mu.Lock()
 	ours := p.srv == srv
 	var ag *agent.Agent
+	var line *agent.Line
 	if ours {
-		ag = p.ag
-		p.ag, p.srv, p.taskID = nil, nil, ""
+		ag, line = p.ag, p.line
+		p.ag, p.line, p.srv, p.taskID = nil, nil, nil, ""
 		p.pending = map[string]*pending{}
 	}
 	p.mu.Unlock()
 	if !ours {
 		return // stopped by the panel itself
+	}
+	if line != nil {
+		line.Close()
 	}
 	if ag != nil {
 		_ = ag.Close()
@@ -224,8 +228,8 @@ func (p *Panel) emitReady() {
 // detach forgets the agent, stopping a server this sidecar owns.
 func (p *Panel) detach() {
 	p.mu.Lock()
-	ag, srv, adopted, cancelRun := p.ag, p.srv, p.adopted, p.cancelRun
-	p.ag, p.srv, p.adopted = nil, nil, 0
+	ag, line, srv, adopted, cancelRun := p.ag, p.line, p.srv, p.adopted, p.cancelRun
+	p.ag, p.line, p.srv, p.adopted = nil, nil, nil, 0
 	p.taskID, p.contextID = "", ""
 	p.queue = nil
 	p.mu.Unlock()
@@ -233,6 +237,9 @@ func (p *Panel) detach() {
 		cancelRun()
 	}
 	p.dropPending()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}

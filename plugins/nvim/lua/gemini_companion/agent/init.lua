@@ -279,6 +279,10 @@ function handlers.state(ev)
   panel.set_status(state_text[ev.state] or ev.state)
   if ev.state == "canceled" then
     panel.append({ "— canceled —" })
+    if ev.text and ev.text ~= "" then
+      -- What cancel stopped, or what still runs because it could not.
+      panel.append({ "• " .. ev.text })
+    end
   elseif ev.state == "failed" and ev.text and ev.text ~= "" then
     panel.append({ "! " .. ev.text })
   end
