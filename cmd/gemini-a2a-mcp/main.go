@@ -155,7 +155,9 @@ func run() error {
 	defer bridge.Close()
 	server := mcp.NewServer(&mcp.Implementation{Name: "gemini-a2a-mcp", Version: version}, nil)
 	bridge.Register(server)
-	err := server.Run(ctx, &mcp.StdioTransport{})
+	// A client may close its input right after its requests: they are
+	// answered first (each is bounded by --timeout).
+	err := server.Run(ctx, answeringTransport{Transport: &mcp.StdioTransport{}, wait: *timeout + 10*time.Second})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}
