@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // turn sends msg and streams the turn in the background. If the turn ends
@@ -160,7 +161,8 @@ func (ss *Session) track(tc *agent.ToolCall) {
 	case "awaiting_approval":
 		if idx < 0 {
 			ss.pending = append(ss.pending, tc)
-			d := decisionFor(tc)
+			ss.keepNewline(tc)
+			d := ss.decision(tc)
 			ss.add("decision", d.Type+": "+d.Description)
 			ss.sup.logf("session %s waits on %s", ss.id, d.Description)
 		}
@@ -173,9 +175,51 @@ func (ss *Session) track(tc *agent.ToolCall) {
 			line += ": " + firstLine(tc.Output)
 		}
 		ss.add("tool", line)
+		if fix, ok := ss.fixes[tc.CallID]; ok {
+			delete(ss.fixes, tc.CallID)
+			if tc.Status == "success" {
+				if wrote, err := edits.Restore(fix); err != nil {
+					ss.add("error", err.Error())
+				} else if wrote {
+					ss.add("note", "kept the final newline of "+fix.Path)
+				}
+			}
+		}
 	case "executing":
 		ss.add("tool", tc.Name+" executing")
 	}
+}
+
+// keepNewline records the corrected proposal of an edit that would drop
+// the file's final newline; ss.mu held.
+func (ss *Session) keepNewline(tc *agent.ToolCall) {
+	c := tc.Confirmation
+	if c == nil || c.Type != "edit" || c.FilePath == "" {
+		return
+	}
+	original := c.OriginalContent
+	if original == nil {
+		if b, err := os.ReadFile(c.FilePath); err == nil {
+			s := string(b)
+			original = &s
+		}
+	}
+	if fix, ok := edits.KeepFinalNewline(c.FilePath, original, c.NewContent); ok {
+		if ss.fixes == nil {
+			ss.fixes = map[string]edits.Fix{}
+		}
+		ss.fixes[tc.CallID] = fix
+	}
+}
+
+// decision describes a tool call awaiting approval, with the session's
+// correction of its proposal; ss.mu held.
+func (ss *Session) decision(tc *agent.ToolCall) *Decision {
+	d := decisionFor(tc)
+	if fix, ok := ss.fixes[tc.CallID]; ok {
+		d.Diff, d.Note = fix.Diff, fix.Note
+	}
+	return d
 }
 
 func firstLine(s string) string {
@@ -278,14 +322,14 @@ func (ss *Session) snapshotLocked() Snapshot {
 	s := Snapshot{SessionID: ss.id, TaskID: ss.taskID, ContextID: ss.contextID, Status: ss.status,
 		Progress: ss.progress, Error: ss.errText, State: ss.state, Text: strings.TrimSpace(ss.result)}
 	for _, tc := range ss.pending {
-		s.Pending = append(s.Pending, decisionFor(tc))
+		s.Pending = append(s.Pending, ss.decision(tc))
 	}
 	if s.Progress == nil {
 		s.Progress = []Progress{}
 	}
 	ss.progress = nil
 	if ss.status == Waiting && len(ss.pending) > 0 {
-		s.Decision = decisionFor(ss.pending[0])
+		s.Decision = ss.decision(ss.pending[0])
 	}
 	if ss.status == Complete {
 		s.Result = strings.TrimSpace(ss.result)

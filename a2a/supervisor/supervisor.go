@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // Status is a session's state as the supervisor sees it.
@@ -67,6 +68,9 @@ type Decision struct {
 	Args map[string]any `json:"args,omitempty"`
 	// URLs are the addresses a web fetch would reach.
 	URLs []string `json:"urls,omitempty"`
+	// Note says what the bridge changed in the agent's proposal (the file's
+	// final newline, which the server trims, is kept).
+	Note string `json:"note,omitempty"`
 }
 
 // Snapshot is what a status call returns.
@@ -146,6 +150,9 @@ type Session struct {
 	gen       int
 	watchers  map[int]func(Progress)
 	nextWatch int
+	// fixes are the corrected proposals of edits waiting for approval or
+	// running, by call id (see package edits).
+	fixes map[string]edits.Fix
 }
 
 func newID() string {

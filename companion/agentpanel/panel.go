@@ -22,6 +22,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -64,6 +65,9 @@ type pending struct {
 	call    *agent.ToolCall
 	diffID  uint64 // the diff view showing it, or 0
 	decided bool
+	// fix is the proposal shown instead of the server's, when the server's
+	// dropped the file's final newline.
+	fix *edits.Fix
 	// orphaned: the call was asked on a connection of an earlier sidecar.
 	// The server ties a turn to the HTTP connection that started it, so an
 	// approval sent now cancels the call instead of running it; the panel
@@ -100,8 +104,11 @@ type Panel struct {
 	canceling bool
 	pending   map[string]*pending
 	lastTool  map[string]string // callId -> last status sent
-	nextDiff  uint64
-	closed    bool
+	// fixes are approved edits whose file gets its final newline back once
+	// the server has written its trimmed text.
+	fixes    map[string]edits.Fix
+	nextDiff uint64
+	closed   bool
 }
 
 // New returns a Panel; Close releases it.
@@ -123,7 +130,7 @@ func New(opts Options) *Panel {
 	}
 	base, stop := context.WithCancel(context.Background())
 	return &Panel{opts: opts, hc: agent.NewHTTPClient(), base: base, stop: stop,
-		pending: map[string]*pending{}, lastTool: map[string]string{}, nextDiff: diffBase}
+		pending: map[string]*pending{}, lastTool: map[string]string{}, fixes: map[string]edits.Fix{}, nextDiff: diffBase}
 }
 
 // Close stops every turn and the server this sidecar started (or adopted),
