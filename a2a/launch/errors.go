@@ -57,7 +57,7 @@ func (e *ExitError) Error() string {
 	switch {
 	case e.Code == 0:
 		b.WriteString(" It ended without starting, which the server does when it is not run as its own script (a link or wrapper under another name):")
-		fmt.Fprintf(&b, " give a command that runs node with @google/gemini-cli-a2a-server/dist/a2a-server.mjs (set %s).", settingOr(e.Setting))
+		fmt.Fprintf(&b, " give a command that runs node with @google/gemini-cli-a2a-server/dist/a2a-server.mjs, with %s.", settingOr(e.Setting))
 	case e.Code < 0 && len(e.Output) == 0:
 		fmt.Fprintf(&b, " Check that Node.js 20 or newer is installed and that the command runs; install the server with %s, or set %s.", InstallCommand, settingOr(e.Setting))
 	default:

@@ -166,7 +166,7 @@ func run() error {
 
 // serverSetting is how a user of the bridge gives the server command, for
 // the errors of launch.
-const serverSetting = "--server-command in the bridge's arguments (or start the server yourself and pass --agent URL)"
+const serverSetting = "the bridge's --server-command (or run the server yourself and pass --agent URL)"
 
 // launchError words a failure to start the server for the supervising
 // agent's user: launch's own errors already say what was run and what to do.

@@ -3,7 +3,10 @@
 package a2a_test
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
 	"net"
 	"regexp"
 	"strings"
@@ -17,11 +20,11 @@ import (
 var startedLine = regexp.MustCompile(`A2A server pid (\d+) on http://127\.0\.0\.1:(\d+)`)
 
 // TestBridgeStartsServer: without --agent the bridge starts Gemini CLI's A2A
-// server for --dir, with --server-env given to it alone, listening on
-// 127.0.0.1 only, and stops it when its stdin closes.
+// server for --dir, as a user installed it (npm install -g: its command on
+// PATH is a link to the server's script), with --server-env given to it
+// alone, listening on 127.0.0.1 only, and stops it when its stdin closes.
 func TestBridgeStartsServer(t *testing.T) {
 	t.Parallel()
-	needServer(t)
 	sb := newSandbox(t)
 	var env []string
 	var key string
@@ -32,7 +35,7 @@ func TestBridgeStartsServer(t *testing.T) {
 		}
 		env = append(env, kv)
 	}
-	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--server-command", "node "+serverScript(), "--dir", sb.ws, "--server-env", key)
+	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.ws, "--server-env", key)
 
 	sb.fake.Reply(fakegemini.Text("Ready."))
 	out := b.ok(t, "gemini_consult", map[string]any{"question": "ready?"})
@@ -68,6 +71,62 @@ func TestBridgeStartsServer(t *testing.T) {
 			t.Fatalf("A2A server pid %d still alive after the bridge closed", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBridgeSaysWhyTheServerExited: a server that exits before it listens
+// (here: no API key) fails the gemini_* calls with what was run, how it
+// ended and what to do, in the bridge's own terms.
+func TestBridgeSaysWhyTheServerExited(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	var env []string
+	for _, kv := range sb.env() {
+		if !strings.HasPrefix(kv, "GEMINI_API_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.ws)
+	_, msg := b.call(t, "gemini_consult", map[string]any{"question": "ready?"})
+	for _, want := range []string{"exited before it listened (exit status 1)", "a2a-server.mjs", "GEMINI_API_KEY", "--server-command"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("gemini_consult error %q; want it to mention %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "<nil>") {
+		t.Fatalf("gemini_consult error %q", msg)
+	}
+}
+
+// TestBridgeAnswersBeforeItsInputCloses: a client that writes its requests
+// and closes the bridge's input at once still gets every answer.
+func TestBridgeAnswersBeforeItsInputCloses(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	cmd := exec.Command(bridgeBin, "--no-start")
+	cmd.Env = append(os.Environ(), sb.env()...)
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`,
+	}, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gemini-a2a-mcp: %v", err)
+	}
+	ids := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && len(m.Result) > 0 {
+			ids[m.ID] = true
+		}
+	}
+	if !ids[1] || !ids[2] || !ids[3] {
+		t.Fatalf("answers for ids %v; want 1, 2 and 3:\n%s", ids, out)
 	}
 }
 
