@@ -5,9 +5,9 @@ package a2a_test
 import (
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
-	"net"
 	"regexp"
 	"strings"
 	"syscall"
