@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
@@ -131,7 +130,7 @@ func TestSupervise(t *testing.T) {
 		if out["status"] != "cancelled" || !strings.Contains(fmt.Sprint(out["note"]), "stopped `"+command+"`") {
 			t.Fatalf("cancel = %v; want cancelled, saying it stopped the command", out)
 		}
-		waitNoProcess(t, "sleep 3.217")
+		testkit.WaitNoProcess(t, "sleep 3.217")
 		// Past the command's delay, its file never appeared.
 		time.Sleep(time.Until(started.Add(4 * time.Second)))
 		if _, exists := readFile(t, late); exists {
@@ -225,25 +224,6 @@ func waitProgress(t *testing.T, b *bridge, sid, want string) {
 		}
 	}
 	t.Fatalf("no progress %q; saw %q", want, seen)
-}
-
-// waitNoProcess waits until no process's command line contains marker.
-func waitNoProcess(t *testing.T, marker string) {
-	t.Helper()
-	var left string
-	if !testkit.Poll(15*time.Second, func() bool {
-		left = ""
-		procs, _ := process.Processes()
-		for _, p := range procs {
-			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
-				left = cmd
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatalf("still running after cancel: %s", left)
-	}
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -15,10 +15,11 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
 
-// initLua loads the plugin from this checkout, starts the sidecar under
-// test, and points the agent panel at the pinned A2A server. Messages go to
-// a file (for diagnostics) instead of the screen, so no hit-enter prompt
-// can swallow the keys the test types.
+// initLua loads the plugin from this checkout and starts the sidecar under
+// test; the agent panel keeps its default settings (the sidecar finds the
+// A2A server on PATH, installed as users install it). Messages go to a
+// file (for diagnostics) instead of the screen, so no hit-enter prompt can
+// swallow the keys the test types.
 const initLua = `
 vim.opt.rtp:prepend(%q)
 vim.o.swapfile = false
@@ -29,7 +30,6 @@ vim.notify = function(msg, level)
   if f then f:write(tostring(msg):gsub("\n", " ") .. "\n") f:close() end
 end
 require("gemini_companion").setup({ sidecar = { cmd = %q, log_level = "debug", log_file = %q } })
-require("gemini_companion.agent").setup({ command = { "node", %q } })
 `
 
 // nv is Neovim in tmux with the plugin.
@@ -49,7 +49,7 @@ func startNvim(t *testing.T, w *world, args ...string) *nv {
 	n := &nv{w: w, notes: filepath.Join(w.sb.TmpDir, "notes.txt"), log: filepath.Join(w.sb.TmpDir, "sidecar.log")}
 	initPath := filepath.Join(w.sb.TmpDir, "init.lua")
 	plugin := filepath.Join(testkit.ModuleRoot(t), "plugins", "nvim")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, plugin, n.notes, testkit.Binary(t), n.log, serverScript(t)), 0o600); err != nil {
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, plugin, n.notes, testkit.Binary(t), n.log), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n.pane = tmuxdrive.Start(t, tmuxdrive.Options{
@@ -167,10 +167,8 @@ func TestNvimAgentPanel(t *testing.T) {
 		n.ex(t, "GeminiAgent rewrite the notes")
 		p.WaitFor(t, "(proposed by Gemini)", turnTimeout)
 		p.WaitFor(t, "agent line", 10*time.Second)
-		// The user changes the proposal, then saves it.
-		p.Keys(t, "Escape", "g", "g", "c", "c")
-		p.Type(t, "user line")
-		p.Keys(t, "Escape")
+		// The user changes the proposal's line, then saves it.
+		p.Keys(t, "Escape", "g", "g", "c", "c", "user line", "Escape")
 		n.ex(t, "w")
 		p.WaitFor(t, "Done editing.", turnTimeout)
 		n.waitFile(t, "notes.txt", "user line\n")
@@ -204,14 +202,36 @@ func TestNvimAgentPanel(t *testing.T) {
 	})
 
 	t.Run("CancelMidTurn", func(t *testing.T) {
-		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep 15", "description": "wait"}))
+		command := "sleep 3.619 && echo late > late.txt"
+		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "wait"}))
 		n.ex(t, "GeminiAgent wait a while")
 		p.WaitFor(t, "1: Allow once", turnTimeout)
 		p.Type(t, "1")
-		p.WaitFor(t, "sleep 15  [EXECUTING]", turnTimeout)
+		p.WaitFor(t, command+"  [EXECUTING]", turnTimeout)
+		started := time.Now()
 		n.ex(t, "GeminiAgent!")
 		p.WaitFor(t, "— canceled —", 20*time.Second)
+		p.WaitFor(t, "• stopped `"+command+"`", 5*time.Second)
+		p.WaitFor(t, command+"  [CANCELLED]", 5*time.Second)
 		p.WaitFor(t, "Gemini agent: canceled", 5*time.Second)
+		testkit.WaitNoProcess(t, "sleep 3.619")
+		time.Sleep(time.Until(started.Add(4700 * time.Millisecond)))
+		if _, exists := w.read(t, "late.txt"); exists {
+			t.Fatal("the cancelled command ran to its end")
+		}
+	})
+
+	t.Run("EditKeepsFinalNewline", func(t *testing.T) {
+		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "user line\nsecond line\n"}))
+		w.fake.Reply(fakegemini.Text("Added a line."))
+		n.ex(t, "GeminiAgent add a line to the notes")
+		p.WaitFor(t, "(proposed by Gemini)", turnTimeout)
+		if !testkit.Poll(10*time.Second, func() bool { return strings.Contains(mustRead(n.notes), "the newline is kept") }) {
+			t.Fatalf("the view did not say the final newline is kept; notes:\n%s", mustRead(n.notes))
+		}
+		n.ex(t, "w")
+		p.WaitFor(t, "Added a line.", turnTimeout)
+		n.waitFile(t, "notes.txt", "user line\nsecond line\n")
 	})
 
 	t.Run("ResumeAfterSidecarKilled", func(t *testing.T) {

@@ -7,6 +7,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 // A2AServerVersion is the version of Gemini CLI's A2A server the tests run.
@@ -42,4 +45,24 @@ func A2AServerBin(t testing.TB) string {
 // KEY=VALUE entry for an environment.
 func PathWith(dirs ...string) string {
 	return "PATH=" + strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
+}
+
+// WaitNoProcess waits until no process's command line contains marker (a
+// command a test started that must have been stopped).
+func WaitNoProcess(t testing.TB, marker string) {
+	t.Helper()
+	var left string
+	if !Poll(15*time.Second, func() bool {
+		left = ""
+		procs, _ := process.Processes()
+		for _, p := range procs {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				left = cmd
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("still running: %s", left)
+	}
 }
