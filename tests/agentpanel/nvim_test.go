@@ -283,3 +283,35 @@ func sidecarLog(path string, lines int) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// TestNvimAgentServerNotFound: with no A2A server installed, :GeminiAgent
+// says so in the Neovim user's terms: how to install it, and the plugin's
+// own option for the command (not the bridge's --server-command).
+func TestNvimAgentServerNotFound(t *testing.T) {
+	w := newWorld(t)
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err != nil {
+			keep = append(keep, dir)
+		}
+	}
+	w.pathEnv = "PATH=" + strings.Join(keep, string(os.PathListSeparator))
+	n := startNvim(t, w)
+	n.ex(t, "GeminiAgent")
+	var said string
+	if !testkit.Poll(turnTimeout, func() bool {
+		said = mustRead(n.notes)
+		return strings.Contains(said, "is not on PATH")
+	}) {
+		t.Fatalf("no error about the missing server; notes:\n%s", said)
+	}
+	for _, want := range []string{"npm install -g @google/gemini-cli-a2a-server", `require("gemini_companion.agent").setup({ command =`} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("the error does not mention %q:\n%s", want, said)
+		}
+	}
+	if strings.Contains(said, "--server-command") {
+		t.Fatalf("the error tells a Neovim user about the bridge's flag:\n%s", said)
+	}
+	n.pane.WaitFor(t, "! Gemini CLI's A2A server", 10*time.Second)
+}
