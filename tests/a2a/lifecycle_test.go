@@ -3,17 +3,20 @@
 package a2a_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 )
 
@@ -145,4 +148,43 @@ func (b *bridge) stderrText() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Join(b.stderr, "\n")
+}
+
+// TestServerFromLocalNodeModules: a server installed in the project
+// (npm install, no -g) is found under node_modules/.bin, whose command is a
+// link to the script too, and starts.
+func TestServerFromLocalNodeModules(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	local := filepath.Join(here(), "node_modules")
+	if _, err := os.Stat(filepath.Join(local, ".bin", "gemini-cli-a2a-server")); err != nil {
+		t.Fatalf("needs the server in tests/a2a/node_modules (npm ci there): %v", err)
+	}
+	if err := os.Symlink(local, filepath.Join(sb.ws, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(sb.env(), "PATH="+pathWithout("gemini-cli-a2a-server"))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv, err := launch.Start(ctx, launch.Options{Dir: filepath.Join(sb.ws), Env: env, Log: &tlog{t: t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(srv.URL, "http://"), 2*time.Second)
+	if err != nil {
+		t.Fatalf("server not listening at %s: %v", srv.URL, err)
+	}
+	c.Close()
+}
+
+// pathWithout is this process's PATH without the folders that hold name.
+func pathWithout(name string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
 }
