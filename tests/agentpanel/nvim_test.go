@@ -165,7 +165,9 @@ func TestNvimAgentPanel(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "agent line\n"}))
 		w.fake.Reply(fakegemini.Text("Done editing."))
 		n.ex(t, "GeminiAgent rewrite the notes")
-		p.WaitFor(t, "(proposed by Gemini)", turnTimeout)
+		// The view's status lines, as docs/agent-panel.md shows them.
+		p.WaitFor(t, "notes.txt (proposed by Gemini)  :w accepts with your edits  :q rejects  (CLI agent)", turnTimeout)
+		p.WaitFor(t, "notes.txt (now, read-only)", 5*time.Second)
 		p.WaitFor(t, "agent line", 10*time.Second)
 		// The user changes the proposal's line, then saves it.
 		p.Keys(t, "Escape", "g", "g", "c", "c", "user line", "Escape")
