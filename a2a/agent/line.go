@@ -68,10 +68,10 @@ func startsTurn(msg *a2a.Message) bool {
 	return false
 }
 
-// Send sends msg (message/stream) and yields the agent's updates until it
-// ends the turn, the stream breaks, or ctx ends, like [Agent.Stream]. A
-// message with text starts a new turn on a connection of its own; the
-// previous turn's connection is let go.
+// Send sends msg (message/stream) and yields the agent's updates, parsed,
+// until the agent ends the turn (a final event), the stream breaks, or ctx
+// ends. A message with text starts a new turn on a connection of its own;
+// the previous turn's connection is let go.
 func (l *Line) Send(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, error] {
 	return func(yield func(Update, error) bool) {
 		rpc := l.ag.rpc
