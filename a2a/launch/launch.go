@@ -1,5 +1,12 @@
-// Package launch starts Gemini CLI's A2A server for a folder, on 127.0.0.1
-// only, with a private environment, and stops it again.
+// Package launch finds Gemini CLI's A2A server as npm installed it, starts
+// it for a folder, on 127.0.0.1 only, with a private environment, and stops
+// it again. It is the one way the bridge and the agent panel start it.
+//
+// npm's command for the server is a link (a shim on Windows) to its script,
+// which does not start when run under another name; Find and Resolve turn
+// such a command into `node <script>`. A server that exits before it
+// listens is an ExitError that says what was run, how it ended and what to
+// do, in the words of the calling program (Options.Setting).
 //
 // The server (npm @google/gemini-cli-a2a-server 0.25) listens on every
 // interface without authentication and has no host option; a Node preload
