@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 var startedLine = regexp.MustCompile(`A2A server pid (\d+) on http://127\.0\.0\.1:(\d+)`)
@@ -187,4 +189,58 @@ func pathWithout(name string) string {
 		}
 	}
 	return strings.Join(keep, string(os.PathListSeparator))
+}
+
+// TestCancelOnAServerStartedByHand: a server the user started (no preload
+// of ours: it closes connections idle for 5 s) still has its running command
+// stopped by gemini_cancel after the command waited on its approval longer
+// than that, because the bridge keeps the turn's connection in use.
+func TestCancelOnAServerStartedByHand(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	// As the docs say: node with the script npm's command links to.
+	script, err := filepath.EvalSymlinks(filepath.Join(needServer(t), "gemini-cli-a2a-server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := exec.Command("node", script)
+	server.Dir = sb.ws
+	server.Env = append(os.Environ(), append(sb.env(), fmt.Sprintf("CODER_AGENT_PORT=%d", port), "CODER_AGENT_WORKSPACE_PATH="+sb.ws)...)
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if !testkit.Poll(60*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "http://"), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}) {
+		t.Fatal("the server started by hand never listened")
+	}
+	b := startBridge(t, sb.env(), "--agent", url)
+	command := "sleep 30.731 && echo late > late.txt"
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
+	sid := b.start(t, "run the slow command")
+	b.waitStatus(t, sid, "waiting")
+	// Longer than the server leaves an idle connection open.
+	time.Sleep(6 * time.Second)
+	b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+	waitProgress(t, b, sid, "run_shell_command executing")
+	out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
+	if !strings.Contains(fmt.Sprint(out["note"]), "stopped `"+command+"`") {
+		t.Fatalf("cancel = %v; want it to say the command was stopped", out)
+	}
+	testkit.WaitNoProcess(t, "sleep 30.731")
+	if _, exists := readFile(t, filepath.Join(sb.ws, "late.txt")); exists {
+		t.Fatal("the cancelled command ran to its end")
+	}
 }
