@@ -1,6 +1,7 @@
 // Package a2a_test drives gemini-a2a-mcp as a real MCP client would, against
-// Gemini CLI's real A2A server (pinned in package-lock.json here) whose model
-// is the fake Gemini API on 127.0.0.1.
+// Gemini CLI's real A2A server (0.25.2, installed as users install it: npm
+// install -g into npm-global here, found on PATH) whose model is the fake
+// Gemini API on 127.0.0.1.
 package a2a_test
 
 import (

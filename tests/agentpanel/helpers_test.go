@@ -1,7 +1,8 @@
 // Package agentpanel tests the agent panel (docs/agent-panel.md) with real
-// parts: the real sidecar, Gemini CLI's real A2A server (pinned in
-// tests/a2a; `npm ci` there) whose model is the fake Gemini API on
-// 127.0.0.1, and real Neovim in tmux for the panel itself.
+// parts: the real sidecar, Gemini CLI's real A2A server (0.25.2, installed
+// with npm install -g into tests/a2a/npm-global, found on PATH) whose model
+// is the fake Gemini API on 127.0.0.1, and real Neovim in tmux for the panel
+// itself.
 package agentpanel
 
 import (
