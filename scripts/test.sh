@@ -47,6 +47,17 @@ npm_deps() {
 	fi
 }
 
+npm_global() {
+	# Installs an npm package the way its users do, npm install -g, into a
+	# private prefix (the tests put its bin/ on PATH), unless that version is
+	# there already. --prefer-offline takes what npm ci put into npm's cache.
+	local prefix="$root/$1" pkg="$2" version="$3" have
+	have="$(node -p "require(process.argv[1]).version" "$prefix/lib/node_modules/$pkg/package.json" 2>/dev/null)"
+	[[ "$have" == "$version" ]] && return 0
+	rm -rf "$prefix"
+	NPM_CONFIG_PREFIX="$prefix" npm install -g --prefer-offline --no-audit --no-fund --loglevel=error "$pkg@$version"
+}
+
 gofmt_clean() {
 	local out
 	out="$(gofmt -l $(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go'))"
@@ -172,6 +183,9 @@ if want go || want a2a; then
 	step "npm ci (tests/a2a)" npm_deps tests/a2a
 	# Claude Code, as a second real MCP client of the bridge.
 	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
+	# The A2A server as a user installs it (npm install -g), for the bridge's
+	# and the agent panel's end-to-end tests: they find it on PATH.
+	step "npm install -g (tests/a2a/npm-global)" npm_global tests/a2a/npm-global @google/gemini-cli-a2a-server 0.25.2
 fi
 if want go; then
 	step "gofmt" gofmt_clean
