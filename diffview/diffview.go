@@ -10,8 +10,9 @@ package diffview
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // State is where a diff is in its life.
@@ -181,10 +182,11 @@ func (r *Registry) Open(path string, original *string, proposed string) (d Diff,
 // replaced. If another session's proposal is shown, the new one is queued
 // behind it (State Queued).
 //
-// Diffs are keyed by the cleaned path, but Path keeps the text the caller
+// Diffs are keyed by fspath.Key (on Windows: any case, either separator),
+// but Path keeps the text the caller
 // gave: the CLI matches decisions to its pending diffs by that exact string.
 func (r *Registry) Propose(path, owner string, original *string, proposed string) (d Diff, replaced *Diff) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nextID++
@@ -223,7 +225,7 @@ func (r *Registry) Propose(path, owner string, original *string, proposed string
 func (r *Registry) Get(path string) (Diff, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil {
 		return Diff{}, false
 	}
@@ -249,7 +251,7 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 	if to != Accepted && to != Rejected && to != Closed {
 		return Diff{}, false
 	}
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -269,7 +271,7 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 // Next promotes the first queued proposal for path to shown, if nothing is
 // shown for path, and returns it. The caller shows it in the editor.
 func (r *Registry) Next(path string) (Diff, bool) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -288,7 +290,7 @@ func (r *Registry) Next(path string) (Diff, bool) {
 func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil || e.shown.ID != id {
 		return Diff{}
 	}
@@ -303,7 +305,7 @@ func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
 // none. The caller may still read the proposed text of the diff it gets,
 // and must Release it when done.
 func (r *Registry) Close(path, owner string) (d Diff, wasShown, ok bool, err error) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -346,7 +348,7 @@ func (r *Registry) Orphan(owner string) (out []Diff, unqueued []string) {
 			}
 		}
 		if len(q) != len(e.queue) && e.shown != nil {
-			unqueued = append(unqueued, key)
+			unqueued = append(unqueued, e.shown.Path)
 		}
 		clear(e.queue[len(q):])
 		e.queue = q
@@ -374,7 +376,7 @@ func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil || e.shown.ID != id {
 		return Diff{}, false
 	}
@@ -399,7 +401,7 @@ func samePrint(a, b *Print) bool {
 // already shows, which holds both texts itself. A diff that is no longer
 // shown, or already stowed, is left alone.
 func (r *Registry) Stow(path string, id uint64, sp *Spool) error {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	e := r.files[key]
 	if e == nil || e.shown == nil || e.shown.ID != id || e.shown.stored != nil {
@@ -438,7 +440,7 @@ func (r *Registry) Stow(path string, id uint64, sp *Spool) error {
 func (r *Registry) Queued(path string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e := r.files[filepath.Clean(path)]; e != nil {
+	if e := r.files[fspath.Key(path)]; e != nil {
 		return len(e.queue)
 	}
 	return 0
@@ -449,9 +451,9 @@ func (r *Registry) Paths() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]string, 0, len(r.files))
-	for p, e := range r.files {
+	for _, e := range r.files {
 		if e.shown != nil {
-			out = append(out, p)
+			out = append(out, e.shown.Path)
 		}
 	}
 	return out

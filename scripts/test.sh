@@ -2,14 +2,17 @@
 # Runs every check and test of the project: formatting, vet, staticcheck,
 # the Go tests with the race detector (unit, sidecar integration, real
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
-# IDE client, the Sublime Text package's tests, brief fuzzing, and one short
-# benchmark round. Ends with a summary line.
+# IDE client, the Sublime Text package's tests, the Windows build under Wine
+# (Go tests and the real Windows Gemini CLI end to end), brief fuzzing, and
+# one short benchmark round. Ends with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench, a2a)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, windows, fuzz, bench, a2a)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
-# neovim vim tmux) and a JDK 17+ for the Kotlin compiler (JetBrains plugin).
+# neovim vim tmux), a JDK 17+ for the Kotlin compiler (JetBrains plugin), and
+# Wine with mingw for the Windows step (apt-get install wine wine64
+# gcc-mingw-w64-x86-64-win32).
 # Node packages, and the Kotlin compiler, are installed here with npm ci.
 set -uo pipefail
 
@@ -42,6 +45,17 @@ npm_deps() {
 	if [[ ! -d "$dir/node_modules" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
 	fi
+}
+
+npm_global() {
+	# Installs an npm package the way its users do, npm install -g, into a
+	# private prefix (the tests put its bin/ on PATH), unless that version is
+	# there already. --prefer-offline takes what npm ci put into npm's cache.
+	local prefix="$root/$1" pkg="$2" version="$3" have
+	have="$(node -p "require(process.argv[1]).version" "$prefix/lib/node_modules/$pkg/package.json" 2>/dev/null)"
+	[[ "$have" == "$version" ]] && return 0
+	rm -rf "$prefix"
+	NPM_CONFIG_PREFIX="$prefix" npm install -g --prefer-offline --no-audit --no-fund --loglevel=error "$pkg@$version"
 }
 
 gofmt_clean() {
@@ -169,6 +183,9 @@ if want go || want a2a; then
 	step "npm ci (tests/a2a)" npm_deps tests/a2a
 	# Claude Code, as a second real MCP client of the bridge.
 	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
+	# The A2A server as a user installs it (npm install -g), for the bridge's
+	# and the agent panel's end-to-end tests: they find it on PATH.
+	step "npm install -g (tests/a2a/npm-global)" npm_global tests/a2a/npm-global @google/gemini-cli-a2a-server 0.25.2
 fi
 if want go; then
 	step "gofmt" gofmt_clean
@@ -185,6 +202,7 @@ fi
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
+want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.sh
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 

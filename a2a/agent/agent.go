@@ -1,8 +1,9 @@
 // Package agent is a small client for A2A agents over A2A's JSON-RPC
 // binding, on a2a-go's protocol types, with what Gemini CLI's A2A server
 // (0.25.x) needs: JSON-RPC always (the server's card names no transport),
-// one long-lived keep-alive HTTP client (closing the connection that
-// started a turn aborts it), and streamed events read by an SSE reader
+// one long-lived keep-alive HTTP client, and each task's turns on a
+// connection of their own (closing the connection that started a turn
+// aborts it: see Line), and streamed events read by an SSE reader
 // without a line limit (a2a-go 0.3's stops at 64 KiB). It does not use
 // a2a-go's client package, whose gRPC transport would more than double the
 // sidecar's binary and idle memory for a transport the server does not
@@ -97,23 +98,6 @@ func Load(ctx context.Context, raw string, hc *http.Client) (*Agent, error) {
 		name = base
 	}
 	return &Agent{Name: name, URL: base, Card: &card, rpc: rpc}, nil
-}
-
-// Stream sends msg with message/stream and yields the agent's events,
-// parsed, until the agent ends the turn (a final event), the stream breaks,
-// or ctx ends.
-func (a *Agent) Stream(ctx context.Context, msg *a2a.Message) iter.Seq2[Update, error] {
-	return func(yield func(Update, error) bool) {
-		for ev, err := range a.rpc.stream(ctx, "message/stream", &a2a.MessageSendParams{Message: msg}) {
-			if err != nil {
-				yield(Update{}, a.wrap("message/stream", err))
-				return
-			}
-			if !yield(Parse(ev), nil) {
-				return
-			}
-		}
-	}
 }
 
 // Resubscribe follows task id again (A2A tasks/resubscribe): the agent

@@ -57,6 +57,9 @@ type Confirmation struct {
 	FilePath   string
 	FileDiff   string
 	NewContent string
+	// OriginalContent is the file's content the server read for the edit,
+	// when it sent it (nil for a new file, or when it did not).
+	OriginalContent *string
 	// Command is an exec's shell command.
 	Command string
 	// Prompt is what an info confirmation asks (a web fetch's prompt with
@@ -171,6 +174,9 @@ func toolCall(d map[string]any) *ToolCall {
 			FileName: str(cd, "fileName"), FilePath: str(cd, "filePath"), FileDiff: str(cd, "fileDiff"),
 			NewContent: str(cd, "newContent"), Command: str(cd, "command"), Prompt: str(cd, "prompt"),
 			ServerName: str(cd, "serverName"), ToolName: str(cd, "toolName"), ToolDisplayName: str(cd, "toolDisplayName"),
+		}
+		if oc, ok := cd["originalContent"].(string); ok {
+			tc.Confirmation.OriginalContent = &oc
 		}
 		if urls, ok := cd["urls"].([]any); ok {
 			for _, u := range urls {

@@ -43,7 +43,7 @@ func TestParseConfirmations(t *testing.T) {
 		{"edit", "write_file", map[string]any{
 			"type": "edit", "title": "Confirm Write: a.txt", "fileName": "a.txt", "filePath": "/w/a.txt",
 			"fileDiff": "@@ -0,0 +1 @@\n+x\n", "originalContent": "", "newContent": "x\n"},
-			Confirmation{Type: "edit", Title: "Confirm Write: a.txt", FileName: "a.txt", FilePath: "/w/a.txt", FileDiff: "@@ -0,0 +1 @@\n+x\n", NewContent: "x\n"}},
+			Confirmation{Type: "edit", Title: "Confirm Write: a.txt", FileName: "a.txt", FilePath: "/w/a.txt", FileDiff: "@@ -0,0 +1 @@\n+x\n", NewContent: "x\n", OriginalContent: new("")}},
 		{"exec", "run_shell_command", map[string]any{
 			"type": "exec", "title": "Confirm Shell Command", "command": "ls", "rootCommand": "ls"},
 			Confirmation{Type: "exec", Title: "Confirm Shell Command", Command: "ls"}},

@@ -1,5 +1,12 @@
-// Package launch starts Gemini CLI's A2A server for a folder, on 127.0.0.1
-// only, with a private environment, and stops it again.
+// Package launch finds Gemini CLI's A2A server as npm installed it, starts
+// it for a folder, on 127.0.0.1 only, with a private environment, and stops
+// it again. It is the one way the bridge and the agent panel start it.
+//
+// npm's command for the server is a link (a shim on Windows) to its script,
+// which does not start when run under another name; Find and Resolve turn
+// such a command into `node <script>`. A server that exits before it
+// listens is an ExitError that says what was run, how it ended and what to
+// do, in the words of the calling program (Options.Setting).
 //
 // The server (npm @google/gemini-cli-a2a-server 0.25) listens on every
 // interface without authentication and has no host option; a Node preload
@@ -12,7 +19,6 @@ import (
 	"bufio"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,9 +37,9 @@ var pinScript []byte
 
 // Options say how to start the server.
 type Options struct {
-	// Command is the server command and its arguments. Empty: find
-	// gemini-cli-a2a-server on PATH or under node_modules/.bin upward from Dir,
-	// else node_modules/@google/gemini-cli-a2a-server/dist/a2a-server.mjs.
+	// Command is the server command and its arguments. Empty: Find's.
+	// A program that is a link or an npm shim of a Node script is run as
+	// `node <script>` (see Resolve).
 	Command []string
 	// Dir is the workspace the agent works in.
 	Dir string
@@ -44,6 +50,10 @@ type Options struct {
 	Log io.Writer
 	// StartTimeout bounds the wait for the server's "started" line.
 	StartTimeout time.Duration
+	// Setting says how the user of the calling program gives the server
+	// command (the bridge's --server-command, an editor plugin's option);
+	// errors tell the user to set it.
+	Setting string
 }
 
 // Server is a running A2A server.
@@ -54,35 +64,12 @@ type Server struct {
 	cmd  *exec.Cmd
 	tmp  string
 	done chan struct{}
+	read chan struct{} // closed when its output has been read to the end
 	err  error
 	once sync.Once
 }
 
 var startedRE = regexp.MustCompile(`Agent Server started on https?://[^:/\s]+:(\d+)`)
-
-// Find returns the default server command for dir.
-func Find(dir string) ([]string, error) {
-	if p, err := exec.LookPath("gemini-cli-a2a-server"); err == nil {
-		return []string{p}, nil
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		for _, c := range []string{
-			filepath.Join(d, "node_modules", ".bin", "gemini-cli-a2a-server"),
-			filepath.Join(d, "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs"),
-		} {
-			if _, err := os.Stat(c); err == nil {
-				if strings.HasSuffix(c, ".mjs") {
-					return []string{"node", c}, nil
-				}
-				return []string{c}, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return nil, errors.New("the Gemini CLI A2A server was not found: install it (npm install -g @google/gemini-cli-a2a-server) or pass --server-command")
-}
 
 // Start starts the server and waits until it listens.
 func Start(ctx context.Context, o Options) (*Server, error) {
@@ -90,9 +77,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	command := o.Command
+	env := append(os.Environ(), o.Env...)
+	command := Resolve(o.Command, env)
 	if len(command) == 0 {
-		if command, err = Find(dir); err != nil {
+		if command, err = Find(dir, env, o.Setting); err != nil {
 			return nil, err
 		}
 	}
@@ -109,7 +97,6 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	env := append(os.Environ(), o.Env...)
 	if err := prepareHistory(ctx, dir, env); err != nil {
 		fmt.Fprintf(logw, "gemini-a2a-mcp: could not prepare the agent's history repository (%v); the server will make it itself\n", err)
 	}
@@ -124,24 +111,33 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1")
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
-	out, err := cmd.StdoutPipe()
+	// The server's output goes to a pipe of ours that Wait does not close,
+	// so that what it says before it exits is read to the end.
+	out, pw, err := os.Pipe()
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	cmd.Stderr = cmd.Stdout
+	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
+		out.Close()
+		pw.Close()
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
-	s := &Server{cmd: cmd, tmp: tmp, done: make(chan struct{})}
+	pw.Close()
+	s := &Server{cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
+		defer close(s.read)
+		defer out.Close()
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logw, line)
+			said.add(line)
 			if m := startedRE.FindStringSubmatch(line); m != nil {
 				select {
 				case port <- m[1]:
@@ -167,10 +163,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return s, nil
 	case <-s.done:
 		s.cleanup()
-		return nil, fmt.Errorf("A2A server %s exited before listening: %v", command[0], s.err)
+		// What it said last, unless a process it started still holds the pipe.
+		select {
+		case <-s.read:
+		case <-time.After(2 * time.Second):
+		}
+		status, code := exitStatus(cmd.ProcessState, s.err)
+		return nil, &ExitError{Command: command, Dir: dir, Status: status, Code: code, Output: said.lines(), Setting: o.Setting}
 	case <-t.C:
 		s.Stop()
-		return nil, fmt.Errorf("A2A server %s did not start within %s", command[0], timeout)
+		return nil, fmt.Errorf("the Gemini CLI A2A server did not start listening within %s; it was run as %s in %s", timeout, quoteCommand(command), dir)
 	case <-ctx.Done():
 		s.Stop()
 		return nil, ctx.Err()

@@ -1,6 +1,7 @@
 // Preloaded into Gemini CLI's A2A server (NODE_OPTIONS=--require) by
-// gemini-a2a-mcp: the server calls listen(port) with no host, which binds
-// every interface; this makes such calls bind 127.0.0.1 instead.
+// gemini-a2a-mcp and the agent panel: the server calls listen(port) with no
+// host, which binds every interface; this makes such calls bind 127.0.0.1
+// instead.
 'use strict';
 const net = require('net');
 const host = process.env.GEMINI_A2A_LISTEN_HOST || '127.0.0.1';
@@ -13,6 +14,12 @@ net.Server.prototype.listen = function (...args) {
   } else if (args.length === 0 || typeof args[0] === 'function') {
     args.unshift(0, host);
   }
+  // Node closes a keep-alive connection left idle for 5 s. The server runs a
+  // turn under the connection that started it and aborts the turn when
+  // that connection closes, which is how a client stops a running tool; the
+  // client keeps that connection in use, and closes it itself, so the
+  // server need not close idle ones (a safety net for a loaded machine).
+  if (typeof this.keepAliveTimeout === 'number') this.keepAliveTimeout = 0;
   return listen.apply(this, args);
 };
 

@@ -312,6 +312,8 @@ type CancelTaskIn struct {
 type CancelTaskOut struct {
 	TaskID string `json:"taskId"`
 	State  string `json:"state"`
+	// Note says which running tools were stopped, and which still run.
+	Note string `json:"note,omitempty"`
 }
 
 func (b *Bridge) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in CancelTaskIn) (*mcp.CallToolResult, CancelTaskOut, error) {
@@ -325,14 +327,15 @@ func (b *Bridge) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in Canc
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if ss := b.session(a, in.TaskID); ss != nil {
-		if _, err := ss.Cancel(ctx); err != nil {
+		_, note, err := ss.Cancel(ctx)
+		if err != nil {
 			return nil, CancelTaskOut{}, err
 		}
 		t, err := a.GetTask(ctx, in.TaskID)
 		if err != nil {
 			return nil, CancelTaskOut{}, err
 		}
-		return nil, CancelTaskOut{TaskID: in.TaskID, State: string(t.Status.State)}, nil
+		return nil, CancelTaskOut{TaskID: in.TaskID, State: string(t.Status.State), Note: note}, nil
 	}
 	t, err := a.Cancel(ctx, in.TaskID)
 	if err != nil {

@@ -102,9 +102,10 @@ func run() error {
 		var startErr error
 		go func() {
 			defer close(ready)
-			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw, Setting: serverSetting})
 			if err != nil {
-				startErr = fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
+				startErr = launchError(err)
+				logger.Print(startErr)
 				return
 			}
 			srvMu.Lock()
@@ -154,11 +155,28 @@ func run() error {
 	defer bridge.Close()
 	server := mcp.NewServer(&mcp.Implementation{Name: "gemini-a2a-mcp", Version: version}, nil)
 	bridge.Register(server)
-	err := server.Run(ctx, &mcp.StdioTransport{})
+	// A client may close its input right after its requests: they are
+	// answered first (each is bounded by --timeout).
+	err := server.Run(ctx, answeringTransport{Transport: &mcp.StdioTransport{}, wait: *timeout + 10*time.Second})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
+}
+
+// serverSetting is how a user of the bridge gives the server command, for
+// the errors of launch.
+const serverSetting = "the bridge's --server-command (or run the server yourself and pass --agent URL)"
+
+// launchError words a failure to start the server for the supervising
+// agent's user: launch's own errors already say what was run and what to do.
+func launchError(err error) error {
+	var exit *launch.ExitError
+	var missing *launch.NotFoundError
+	if errors.As(err, &exit) || errors.As(err, &missing) {
+		return err
+	}
+	return fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
 }
 
 // attach loads the agent at url on first use (and again after a failure).

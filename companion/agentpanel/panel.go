@@ -22,6 +22,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -64,6 +65,9 @@ type pending struct {
 	call    *agent.ToolCall
 	diffID  uint64 // the diff view showing it, or 0
 	decided bool
+	// fix is the proposal shown instead of the server's, when the server's
+	// dropped the file's final newline.
+	fix *edits.Fix
 	// orphaned: the call was asked on a connection of an earlier sidecar.
 	// The server ties a turn to the HTTP connection that started it, so an
 	// approval sent now cancels the call instead of running it; the panel
@@ -79,8 +83,11 @@ type Panel struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	mu        sync.Mutex
-	ag        *agent.Agent
+	mu sync.Mutex
+	ag *agent.Agent
+	// line carries the conversation's messages to ag and can stop what its
+	// turn runs.
+	line      *agent.Line
 	srv       *launch.Server
 	adopted   int // pid of a server started by an earlier sidecar, ours to stop
 	starting  bool
@@ -92,10 +99,16 @@ type Panel struct {
 	// is closing, and a new prompt is queued behind it, not refused.
 	ended     bool
 	cancelRun context.CancelFunc
+	// canceling: agent/cancel is stopping the turn; the aborted turn's own
+	// end is not reported as the turn ending.
+	canceling bool
 	pending   map[string]*pending
 	lastTool  map[string]string // callId -> last status sent
-	nextDiff  uint64
-	closed    bool
+	// fixes are approved edits whose file gets its final newline back once
+	// the server has written its trimmed text.
+	fixes    map[string]edits.Fix
+	nextDiff uint64
+	closed   bool
 }
 
 // New returns a Panel; Close releases it.
@@ -117,7 +130,7 @@ func New(opts Options) *Panel {
 	}
 	base, stop := context.WithCancel(context.Background())
 	return &Panel{opts: opts, hc: agent.NewHTTPClient(), base: base, stop: stop,
-		pending: map[string]*pending{}, lastTool: map[string]string{}, nextDiff: diffBase}
+		pending: map[string]*pending{}, lastTool: map[string]string{}, fixes: map[string]edits.Fix{}, nextDiff: diffBase}
 }
 
 // Close stops every turn and the server this sidecar started (or adopted),
@@ -129,11 +142,14 @@ func (p *Panel) Close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	srv, adopted, ag := p.srv, p.adopted, p.ag
-	p.srv, p.adopted, p.ag = nil, 0, nil
+	srv, adopted, ag, line := p.srv, p.adopted, p.ag, p.line
+	p.srv, p.adopted, p.ag, p.line = nil, 0, nil, nil
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // resubscribe follows the task again after the editor reconnected: the
@@ -64,6 +65,7 @@ func (p *Panel) replay(t *a2a.Task) {
 	p.taskID, p.contextID = string(t.ID), t.ContextID
 	p.pending = map[string]*pending{}
 	p.lastTool = map[string]string{}
+	p.fixes = map[string]edits.Fix{}
 	p.mu.Unlock()
 	p.emit(Event{Type: "reset", TaskID: string(t.ID), ContextID: t.ContextID})
 	events, last := historyEvents(t)

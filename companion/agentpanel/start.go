@@ -7,10 +7,15 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 )
+
+// defaultCommandOption names the server command for a plugin that did not
+// say how its users set it.
+const defaultCommandOption = "the agent's server command in your editor plugin's settings (the command of agent/start)"
 
 type startParams struct {
 	// URL attaches to a running A2A server instead of starting one.
@@ -20,6 +25,9 @@ type startParams struct {
 	PID int `json:"pid"`
 	// Command overrides the server command (default: launch.Find).
 	Command []string `json:"command"`
+	// CommandOption is how the user sets Command in this editor (e.g. the
+	// plugin's option); errors about the server command name it.
+	CommandOption string `json:"commandOption"`
 	// Dir is the workspace (default: the first workspace folder).
 	Dir string `json:"dir"`
 	// TaskID and ContextID resume a conversation (tasks/resubscribe).
@@ -124,8 +132,17 @@ func (p *Panel) connect(a startParams, dir string) error {
 	var srv *launch.Server
 	if target == "" {
 		var err error
-		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout})
+		setting := strings.TrimSpace(a.CommandOption)
+		if setting == "" {
+			setting = defaultCommandOption
+		}
+		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting})
 		if err != nil {
+			var exit *launch.ExitError
+			var missing *launch.NotFoundError
+			if errors.As(err, &exit) || errors.As(err, &missing) {
+				return err // says what was run and what to do
+			}
 			return fmt.Errorf("starting Gemini CLI's A2A server: %w", err)
 		}
 		target = srv.URL
@@ -150,7 +167,7 @@ func (p *Panel) connect(a startParams, dir string) error {
 		}
 		return errors.New("the sidecar is shutting down")
 	}
-	p.ag, p.srv, p.adopted = ag, srv, adopted
+	p.ag, p.line, p.srv, p.adopted = ag, ag.NewLine(), srv, adopted
 	if srv != nil {
 		p.wg.Add(1)
 		go p.watch(srv)
@@ -170,14 +187,18 @@ func (p *Panel) watch(srv *launch.Server) {
 	p.mu.Lock()
 	ours := p.srv == srv
 	var ag *agent.Agent
+	var line *agent.Line
 	if ours {
-		ag = p.ag
-		p.ag, p.srv, p.taskID = nil, nil, ""
+		ag, line = p.ag, p.line
+		p.ag, p.line, p.srv, p.taskID = nil, nil, nil, ""
 		p.pending = map[string]*pending{}
 	}
 	p.mu.Unlock()
 	if !ours {
 		return // stopped by the panel itself
+	}
+	if line != nil {
+		line.Close()
 	}
 	if ag != nil {
 		_ = ag.Close()
@@ -207,8 +228,8 @@ func (p *Panel) emitReady() {
 // detach forgets the agent, stopping a server this sidecar owns.
 func (p *Panel) detach() {
 	p.mu.Lock()
-	ag, srv, adopted, cancelRun := p.ag, p.srv, p.adopted, p.cancelRun
-	p.ag, p.srv, p.adopted = nil, nil, 0
+	ag, line, srv, adopted, cancelRun := p.ag, p.line, p.srv, p.adopted, p.cancelRun
+	p.ag, p.line, p.srv, p.adopted = nil, nil, nil, 0
 	p.taskID, p.contextID = "", ""
 	p.queue = nil
 	p.mu.Unlock()
@@ -216,6 +237,9 @@ func (p *Panel) detach() {
 		cancelRun()
 	}
 	p.dropPending()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}

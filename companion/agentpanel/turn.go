@@ -84,16 +84,16 @@ func (p *Panel) run(ctx context.Context, cancel context.CancelFunc) {
 		if msg.ContextID == "" {
 			msg.ContextID = p.contextID
 		}
-		ag := p.ag
+		line := p.line
 		p.mu.Unlock()
-		p.stream(ctx, ag, msg)
+		p.stream(ctx, line, msg)
 	}
 }
 
 // stream runs one turn and forwards its events.
-func (p *Panel) stream(ctx context.Context, ag *agent.Agent, msg *a2a.Message) {
+func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) {
 	p.emit(Event{Type: "state", State: "working", TaskID: string(msg.TaskID), ContextID: msg.ContextID})
-	for u, err := range ag.Stream(ctx, msg) {
+	for u, err := range line.Send(ctx, msg) {
 		if err != nil {
 			if ctx.Err() == nil {
 				p.emitError("lost the agent mid-turn: %v", err)
@@ -143,6 +143,10 @@ func (p *Panel) apply(u agent.Update) {
 
 func (p *Panel) turnEnded(state a2a.TaskState, text string) {
 	p.mu.Lock()
+	if p.canceling {
+		p.mu.Unlock()
+		return // agent/cancel reports how the turn ended
+	}
 	waiting := len(p.pending) > 0
 	taskID, contextID := p.taskID, p.contextID
 	if state == a2a.TaskStateCanceled || state == a2a.TaskStateFailed {
@@ -163,25 +167,29 @@ func (p *Panel) turnEnded(state a2a.TaskState, text string) {
 	p.emit(ev)
 }
 
+// cancel stops the turn: what it runs is stopped when the server still can
+// (see agent.Line), the task is cancelled, and a canceled state event says
+// what was stopped and what still runs.
 func (p *Panel) cancel() error {
-	ag, err := p.agentOrErr()
-	if err != nil {
+	if _, err := p.agentOrErr(); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	taskID, cancelRun := p.taskID, p.cancelRun
-	p.queue = nil
-	p.mu.Unlock()
-	if taskID == "" {
+	taskID, cancelRun, line := p.taskID, p.cancelRun, p.line
+	if taskID == "" || line == nil {
+		p.mu.Unlock()
 		return refused("nothing to cancel")
 	}
+	p.queue = nil
+	p.canceling = true
+	p.mu.Unlock()
 	p.dropPending()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		ctx, cancel := context.WithTimeout(p.base, 15*time.Second)
 		defer cancel()
-		_, err := ag.Cancel(ctx, taskID)
+		stop := line.Cancel(ctx, taskID)
 		if cancelRun != nil {
 			cancelRun()
 		}
@@ -189,11 +197,20 @@ func (p *Panel) cancel() error {
 		if p.taskID == taskID {
 			p.taskID = ""
 		}
-		p.mu.Unlock()
-		if err != nil {
-			p.emitError("cancel: %v", err)
+		p.canceling = false
+		for _, tc := range stop.Stopped {
+			p.lastTool[tc.CallID] = "cancelled"
 		}
-		p.emit(Event{Type: "state", State: "canceled", TaskState: string(a2a.TaskStateCanceled), TaskID: taskID})
+		p.mu.Unlock()
+		if stop.Err != nil {
+			p.emitError("cancel: %v", stop.Err)
+		}
+		for _, tc := range stop.Stopped {
+			stopped := *tc
+			stopped.Status, stopped.Output = "cancelled", "Stopped by cancel."
+			p.emit(Event{Type: "tool", Tool: toolCall(&stopped, nil)})
+		}
+		p.emit(Event{Type: "state", State: "canceled", TaskState: string(a2a.TaskStateCanceled), TaskID: taskID, Text: stop.Note()})
 	}()
 	return nil
 }

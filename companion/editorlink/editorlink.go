@@ -27,10 +27,14 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // editorPoll is how often the editor process is checked for life.
 const editorPoll = 500 * time.Millisecond
+
+// getppid is the sidecar's parent, the editor when initialize names none.
+var getppid = os.Getppid
 
 // Config configures Serve.
 type Config struct {
@@ -107,7 +111,7 @@ type EditorLink struct {
 	noDiffs bool
 	ideName string
 	caps    protocol.ClientCapabilities
-	// answered holds, per file (cleaned path), the diffId of the last
+	// answered holds, per file (fspath.Key), the diffId of the last
 	// diff/open the plugin answered: the view a decision without diffId
 	// is about. A note goes once its proposal has ended (forgetEnded): a
 	// decision without a note is refused, as one about an ended proposal
@@ -183,9 +187,13 @@ loop:
 	el.log.Info().Str("reason", reason).Msg("shut down")
 	if reason != linkEnded {
 		// The reader may be blocked reading; closing the input (a pipe)
-		// releases it. Readers that cannot be closed end with the process.
+		// releases it. On Windows the close itself waits for a pending
+		// read of a pipe, which a dead editor may never end (its stdin's
+		// write end can live on in another process): the close runs
+		// aside, and Serve returns after a second whatever it does.
+		// Readers that cannot be closed end with the process.
 		if c, ok := r.(io.Closer); ok {
-			_ = c.Close()
+			go func() { _ = c.Close() }()
 			select {
 			case <-serveErr:
 			case <-time.After(time.Second):
@@ -305,12 +313,16 @@ func (el *EditorLink) initialize(ctx context.Context, params json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	editorPID := os.Getppid()
+	var editorPID int
 	if p.ProcessID != nil && *p.ProcessID != 0 {
 		editorPID = *p.ProcessID
-	}
-	if editorPID < 0 {
-		return nil, invalid("processId: %d is not a process id", editorPID)
+		if editorPID < 0 {
+			return nil, invalid("processId: %d is not a process id", editorPID)
+		}
+	} else if editorPID = getppid(); editorPID <= 0 || !discovery.Alive(editorPID) {
+		// On Windows a parent may be gone, or (a program started by a
+		// non-Windows process, as under Wine) there may be none.
+		return nil, invalid("processId: this sidecar has no parent process to take for the editor (parent PID %d is not running); pass processId, the PID of the editor process whose children are its terminals' shells", editorPID)
 	}
 	idePID, err := discovery.IDEPID(editorPID)
 	if err != nil {
@@ -475,7 +487,7 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 			// proposal of the last diff/open it answered for the file, if
 			// that proposal is still open.
 			el.mu.Lock()
-			shown, ok := el.answered[filepath.Clean(p.FilePath)]
+			shown, ok := el.answered[fspath.Key(p.FilePath)]
 			el.mu.Unlock()
 			dc.Shown = shown
 			if !ok {
@@ -498,7 +510,7 @@ func (el *EditorLink) decision(accepted bool) func(json.RawMessage) error {
 // replaced, or never shown after all). It runs after each way a proposal
 // ends on this link: a decision, diff/open and diff/close returning.
 func (el *EditorLink) forgetEnded(path string) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	el.mu.Lock()
 	defer el.mu.Unlock()
 	if id, ok := el.answered[key]; ok && el.c.Proposals().ShownID(path) != id {
@@ -547,7 +559,7 @@ func (el *EditorLink) OpenDiff(ctx context.Context, req protocol.DiffOpenParams)
 		if el.answered == nil {
 			el.answered = map[string]uint64{}
 		}
-		el.answered[filepath.Clean(req.FilePath)] = req.DiffID
+		el.answered[fspath.Key(req.FilePath)] = req.DiffID
 		el.mu.Unlock()
 	}
 	// A proposal shown in place of another ends that one; one that could

@@ -188,6 +188,7 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		return false
 	}
 	k, perr := m.classify()
+	m.Params = emptyParams(m.Params)
 	switch k {
 	case kindInvalid:
 		c.problem(fmt.Errorf("invalid message: %s", perr.Message))

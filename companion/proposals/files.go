@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // checkPath returns why path cannot name a file to propose a change to,
@@ -29,8 +30,7 @@ func checkPath(path string) string {
 // inWorkspace reports whether path lies in one of folders.
 func inWorkspace(folders []string, path string) bool {
 	for _, f := range folders {
-		rel, err := filepath.Rel(f, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if fspath.Within(f, path) {
 			return true
 		}
 	}

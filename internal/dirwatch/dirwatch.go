@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // Event is something that happened to a watched file.
@@ -52,8 +54,10 @@ func New() (*Watcher, error) {
 	return &Watcher{fw: fw, dirs: map[string]int{}, files: map[string]map[*watch]struct{}{}}, nil
 }
 
-// key is the form under which two names of one path are equal.
-func key(path string) string { return filepath.Clean(path) }
+// key is the form under which two names of one path are equal. Events
+// name a file as the system lists it, which on Windows may differ in case
+// from the name a caller watches.
+func key(path string) string { return fspath.Key(path) }
 
 // Watch calls fn, from Run's goroutine, whenever path may have changed on
 // disk, until stop is called. fn must not block: it runs before the events

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -113,10 +114,16 @@ func Run(ctx context.Context, o Options) Report {
 		add(Fail, "discovery directory", o.Dir+" is not a folder", "remove it; the next companion recreates it")
 	default:
 		msg := fmt.Sprintf("%s (mode %04o)", o.Dir, st.Mode().Perm())
+		fix := "chmod 700 " + o.Dir
+		if runtime.GOOS == "windows" {
+			// Mode bits mean nothing there: the folder's ACL does.
+			msg = o.Dir
+			fix = fmt.Sprintf(`icacls "%s" /inheritance:r /grant:r "%%USERNAME%%:(OI)(CI)F"`, o.Dir)
+		}
 		if !osproc.Mine(o.Dir, st) {
 			add(Fail, "discovery directory", msg+" belongs to another user", "remove it (or use another TMPDIR); the companion will not write its token there")
-		} else if osproc.OthersCanWrite(st) {
-			add(Warn, "discovery directory", msg+" is writable by others", "chmod 700 "+o.Dir)
+		} else if osproc.OthersCanWrite(o.Dir, st) {
+			add(Warn, "discovery directory", msg+" is writable by others", fix)
 		} else {
 			add(OK, "discovery directory", msg, "")
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
 )
 
 func find(r Report, check string) []Finding {
@@ -31,9 +33,6 @@ func TestBadFilesAndTrapsAreExplained(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "gemini-ide-server-3-4.json")); err != nil {
-		t.Fatal(err)
-	}
 	docker := filepath.Join(t.TempDir(), "dockerenv")
 	if err := os.WriteFile(docker, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -52,8 +51,8 @@ func TestBadFilesAndTrapsAreExplained(t *testing.T) {
 		t.Fatal("doctor says a CLI would connect with no companion")
 	}
 	files := find(r, "discovery file")
-	if len(files) != 2 {
-		t.Fatalf("want both unusable files reported, got %+v", files)
+	if len(files) != 1 {
+		t.Fatalf("want the unusable file reported, got %+v", files)
 	}
 	for _, f := range files {
 		if f.Level != Warn || f.Fix == "" {
@@ -70,5 +69,34 @@ func TestBadFilesAndTrapsAreExplained(t *testing.T) {
 	Write(&buf, r)
 	if !strings.Contains(buf.String(), "would NOT connect") {
 		t.Errorf("the verdict is missing:\n%s", buf.String())
+	}
+}
+
+// TestALinkNamedLikeADiscoveryFileIsReported: a link is never read, and
+// is reported with a fix.
+func TestALinkNamedLikeADiscoveryFileIsReported(t *testing.T) {
+	testproc.NeedSymlinks(t)
+	dir := filepath.Join(t.TempDir(), "ide")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere.json")
+	if err := os.WriteFile(target, []byte(`{"port":1,"workspacePath":"/w","authToken":"x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "gemini-ide-server-3-4.json")); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(context.Background(), Options{
+		Cwd:      t.TempDir(),
+		Dir:      dir,
+		Getenv:   func(string) string { return "" },
+		LookPath: func(string) (string, error) { return "", errors.New("not found") },
+		Alive:    func(int) bool { return true },
+		IDEPID:   42,
+	})
+	files := find(r, "discovery file")
+	if len(files) != 1 || files[0].Level != Warn || files[0].Fix == "" || !strings.Contains(files[0].Message, "gemini-ide-server-3-4.json") {
+		t.Fatalf("want the link reported as unusable, with a fix; got %+v", files)
 	}
 }

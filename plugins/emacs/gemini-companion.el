@@ -35,11 +35,14 @@
 (require 'gemini-companion-diff)
 (require 'project)
 
-(declare-function vterm "ext:vterm" (&optional arg))
 (declare-function eat "ext:eat" (&optional program arg))
 (declare-function term-mode "term" ())
+(declare-function term-exec "term" (buffer name command startfile switches))
 (declare-function term-char-mode "term" ())
+(declare-function vterm-mode "ext:vterm" ())
 (defvar vterm-shell)
+(defvar vterm-min-window-width)
+(defvar term-raw-map)
 (defvar eat-buffer-name)
 
 (defgroup gemini-companion nil
@@ -147,39 +150,114 @@ Gemini CLI connected to it."
     gemini-companion-terminal))
 
 (defun gemini-companion--launch (env)
-  "Start Gemini CLI in a terminal with ENV (\"NAME=VALUE\" strings) added."
+  "Start Gemini CLI in a terminal with ENV (\"NAME=VALUE\" strings) added.
+The terminal's buffer is shown in its window first and the CLI started
+there, so that it starts at the size of that window: the CLI draws its
+screen for the size it starts with, and a resize right after the start
+leaves it garbled.  Later resizes reach it the way each terminal passes
+them on (Emacs calls the terminal's `window-adjust-process-window-size'
+function for the windows showing it)."
   ;; ENV is the sidecar's whole answer (in a container it includes what
   ;; the CLI needs to dial 127.0.0.1).
   (let* ((process-environment (append env process-environment))
          (command gemini-companion-cli-command)
          (name "*gemini-cli*")
+         (placeholder (generate-new-buffer name))
          (buffer
-          (pcase (gemini-companion--terminal-backend)
-            ('vterm
-             (require 'vterm)
-             (let ((vterm-shell (mapconcat #'shell-quote-argument command " ")))
-               (pop-to-buffer (save-window-excursion (vterm name)))))
-            ('eat
-             (require 'eat)
-             (let ((eat-buffer-name name))
-               (pop-to-buffer
-                (save-window-excursion (eat (mapconcat #'shell-quote-argument command " ") t)))))
-            (_
-             (require 'term)
-             (let ((b (apply #'make-term "gemini-cli" (car command) nil (cdr command))))
-               (with-current-buffer b
+          (progn
+            ;; The CLI's window, selected: every terminal below sizes its
+            ;; pty from the selected window.
+            (pop-to-buffer placeholder)
+            (pcase (gemini-companion--terminal-backend)
+              ('vterm
+               (require 'vterm)
+               ;; vterm starts its pty at the window's body width, one
+               ;; column more than the window shows in a text terminal
+               ;; (the last one is kept for the continuation glyph) and
+               ;; than the size it resizes to at once: the command sets
+               ;; the size that stays, before the CLI starts.
+               (let ((vterm-shell
+                      (format "/bin/sh -c %s"
+                              (shell-quote-argument
+                               (format "stty rows %d columns %d 2>/dev/null; exec %s"
+                                       (window-body-height) (window-max-chars-per-line)
+                                       (mapconcat #'shell-quote-argument command " ")))))
+                     ;; vterm keeps a shell at least 80 columns wide, cut
+                     ;; off in a narrower window; the CLI fits any width.
+                     (vterm-min-window-width 1))
+                 (with-current-buffer placeholder
+                   (vterm-mode)
+                   (setq-local vterm-min-window-width 1))
+                 ;; vterm's own screen takes that size too once the new
+                 ;; window is drawn (`window-configuration-change-hook').
+                 placeholder))
+              ('eat
+               (require 'eat)
+               ;; eat shows its buffer in the selected window, the CLI's.
+               (let ((eat-buffer-name name))
+                 (prog1 (eat (mapconcat #'shell-quote-argument command " ") t)
+                   (kill-buffer placeholder))))
+              (_
+               (require 'term)
+               (with-current-buffer placeholder
+                 ;; `make-term' would size the terminal by whichever
+                 ;; window is selected; here that is the CLI's own.
                  (term-mode)
+                 ;; The CLI writes UTF-8, whatever the locale says.
+                 (setq-local locale-coding-system 'utf-8-unix)
+                 (term-exec placeholder "gemini-cli" (car command) nil (cdr command))
+                 (gemini-companion--term-fixes (get-buffer-process placeholder))
                  (term-char-mode)
                  ;; C-x stays Emacs' prefix (C-x o, C-x b, C-x C-c), as in
-                 ;; vterm; only in this buffer.
+                 ;; vterm; only in this buffer.  term.el is in char mode
+                 ;; while its local map is `term-raw-map': that is this
+                 ;; map here (else it would take the CLI's output for line
+                 ;; mode's and insert rows where the CLI moves the cursor).
                  (let ((map (make-sparse-keymap)))
-                   (set-keymap-parent map (current-local-map))
+                   (set-keymap-parent map term-raw-map)
                    (define-key map (kbd "C-x") 'Control-X-prefix)
+                   (setq-local term-raw-map map)
                    (use-local-map map)))
-               (pop-to-buffer b)
-               b)))))
+               placeholder)))))
+    (let ((proc (get-buffer-process buffer)))
+      ;; Quitting Emacs ends the CLI (see `gemini-companion--stop-cli'):
+      ;; no "Active processes exist" question about it.
+      (when proc (set-process-query-on-exit-flag proc nil)))
     (setq gemini-companion--cli-buffer buffer)
     buffer))
+
+(defun gemini-companion--term-translate (filter proc string)
+  "Call term's process FILTER for PROC with STRING, in words term.el knows.
+term.el knows no OSC sequence (ESC ] ... BEL): it would print the window
+titles Gemini CLI sets, so these are dropped.  It takes ESC [ 2 K, erase
+the line, for ESC [ K, erase to its end, and would leave the start of
+each line the CLI redraws with the cursor in its prompt: that becomes
+ESC [ 1 K ESC [ K.  A sequence cut between two outputs is held until
+the rest comes."
+  (let ((s (concat (or (process-get proc 'gemini-companion-held) "") string))
+        (held nil)
+        (parts nil)
+        (start 0))
+    (while (and start (string-match "\e]" s start))
+      (let ((b (match-beginning 0)))
+        (push (substring s start b) parts)
+        (if (string-match "\a\\|\e\\\\" s (+ b 2))
+            (setq start (match-end 0))
+          (setq held (substring s b)
+                start nil))))
+    (when start (push (substring s start) parts))
+    (setq s (apply #'concat (nreverse parts)))
+    (when (and (not held)
+               (string-match "\e\\(?:\\[[\x30-\x3F]*[\x20-\x2F]*\\)?\\'" s))
+      (setq held (substring s (match-beginning 0))
+            s (substring s 0 (match-beginning 0))))
+    (process-put proc 'gemini-companion-held held)
+    (funcall filter proc (replace-regexp-in-string "\e\\[2K" "\e[1K\e[K" s t t))))
+
+(defun gemini-companion--term-fixes (proc)
+  "Make the term of PROC draw Gemini CLI as a terminal does.
+No window titles printed as text, and whole lines erased."
+  (add-function :around (process-filter proc) #'gemini-companion--term-translate))
 
 ;;;###autoload
 (defun gemini-companion-cli ()
@@ -251,7 +329,8 @@ Starts the sidecar first when needed; shows the running CLI if there is one."
                                         ", "))
         (add "connected Gemini CLI sessions: %s"
              (or (plist-get st :connectedClients) (plist-get gemini-companion--status :connectedClients) 0)))
-      (add "open proposals: %s" (or (mapconcat #'identity (gemini-companion-diff-views) ", ") "none"))
+      (add "open proposals: %s" (let ((views (gemini-companion-diff-views)))
+                                  (if views (mapconcat #'identity views ", ") "none")))
       (add "Gemini CLI terminal: %s" (if (and (buffer-live-p gemini-companion--cli-buffer)
                                               (get-buffer-process gemini-companion--cli-buffer))
                                          "running" "not running")))

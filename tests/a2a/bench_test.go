@@ -54,8 +54,4 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 		len(dd), p(dd, .5), p(dd, .99), p(bd, .5), p(bd, .99), p(bd, .5)-p(dd, .5), p(bd, .99)-p(dd, .99))
 }
 
-func needServerTB(b *testing.B) {
-	if _, err := os.Stat(serverScript()); err != nil {
-		b.Skip("needs Gemini CLI's A2A server: run (cd tests/a2a && npm ci)")
-	}
-}
+func needServerTB(b *testing.B) { needServer(b) }

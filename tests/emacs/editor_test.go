@@ -17,7 +17,8 @@ import (
 // sidecar's status text; switching buffers with C-x b reports the new
 // active file; a proposal killed with C-x k is rejected; a proposal the CLI
 // closes disappears and its text goes back to the CLI; M-x
-// gemini-companion-status and M-x gemini-companion-doctor tell the truth.
+// gemini-companion-status ("open proposals: none" when there are none) and
+// M-x gemini-companion-doctor tell the truth.
 func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
@@ -92,6 +93,8 @@ func TestInteractiveEmacsWithTheSidecar(t *testing.T) {
 	em.pane.Type(t, "gemini-companion-status")
 	em.pane.WaitFor(t, "connected Gemini CLI sessions: 1", waitTimeout)
 	em.pane.WaitFor(t, "discovery file: "+discPath, waitTimeout)
+	// No proposal is open: it says so.
+	em.pane.WaitFor(t, "open proposals: none", waitTimeout)
 
 	// M-x gemini-companion-doctor: the sidecar's doctor, with the CLI's
 	// environment, says a CLI started here would connect.

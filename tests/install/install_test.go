@@ -374,22 +374,43 @@ func packageInstall(t *testing.T, editor, displayName, sec, initFile, init strin
 		})
 }
 
-// TestEmacsUsePackage follows plugins/emacs/README.md "use-package with
-// :load-path": clone, build into plugins/emacs/bin, and the use-package form
-// as the whole init file.
+// TestEmacsFromAClone follows plugins/emacs/README.md "From a clone
+// (Emacs 28 and later)": clone, build into plugins/emacs/bin, and the plain
+// load-path and require lines (no use-package, which Emacs 28 lacks) as
+// the whole init file.
+func TestEmacsFromAClone(t *testing.T) {
+	t.Parallel()
+	needTools(t, "git", "go", "tmux", "emacs")
+	sec := section(t, filepath.Join(repoRoot(t), "plugins", "emacs", "README.md"), "### From a clone")
+	elisp := block(t, sec, "elisp")
+	if strings.Contains(elisp, "use-package") {
+		t.Fatalf("the form for Emacs 28 uses use-package, which Emacs 28 does not have:\n%s", elisp)
+	}
+	emacsFromClone(t, cloneLine(t, block(t, sec, "sh")), elisp)
+}
+
+// TestEmacsUsePackage follows "use-package with :load-path": the same
+// clone and build, and the use-package form as the whole init file.
 func TestEmacsUsePackage(t *testing.T) {
 	t.Parallel()
 	needTools(t, "git", "go", "tmux", "emacs")
-	root := repoRoot(t)
-	readme := filepath.Join(root, "plugins", "emacs", "README.md")
+	readme := filepath.Join(repoRoot(t), "plugins", "emacs", "README.md")
+	clone := section(t, readme, "### From a clone")
 	sec := section(t, readme, "### use-package with :load-path")
-	script := cloneLine(t, block(t, sec, "sh"))
-	s := newSandbox(t)
 	if out, err := exec.Command("emacs", "--batch", "--eval", "(progn (package-activate-all) (require 'use-package))").CombinedOutput(); err != nil {
 		need(t, "use-package for Emacs (Debian: apt-get install elpa-use-package): %s", out)
 	}
+	emacsFromClone(t, cloneLine(t, block(t, clone, "sh")), block(t, sec, "elisp"))
+}
+
+// emacsFromClone runs the install script (clone and build into
+// plugins/emacs/bin), writes elisp as the whole init file, and checks
+// Emacs as a user would.
+func emacsFromClone(t *testing.T, script, elisp string) {
+	t.Helper()
+	s := newSandbox(t)
 	s.shell(t, "install", script, 5*time.Minute)
-	writeEmacsInit(t, s, block(t, sec, "elisp"))
+	writeEmacsInit(t, s, elisp)
 	clone := filepath.Join(s.home, "src", "gemini-ide-companion")
 	s.editorSession(t, "emacs", "emacs -nw", "Emacs", filepath.Join(clone, "plugins", "emacs", "bin", "gemini-ide-companion"),
 		[]string{"C-x", "C-c"}, nil)

@@ -27,17 +27,28 @@ type cliSession struct {
 // Neovim.
 func startCLISession(t *testing.T) *cliSession {
 	t.Helper()
+	return startCLISessionIn(t, 0, map[string]any{"position": "right", "size": 0.6})
+}
+
+// startCLISessionIn is startCLISession in a terminal width columns wide
+// (0: the harness's default), with these terminal options (over the
+// defaults) besides the CLI's command.
+func startCLISessionIn(t *testing.T, width int, terminal map[string]any) *cliSession {
+	t.Helper()
 	requireNvim(t)
 	e := testkit.StartE2E(t)
 	sb := e.SB
 	env := tmuxdrive.MergeEnv(e.Env, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"))
+	term := map[string]any{"cmd": []string{e.Gemini}}
+	for k, v := range terminal {
+		term[k] = v
+	}
 	nv := startNvim(t, sb, Options{
-		UI:   true,
-		Env:  env,
-		Args: []string{"app.py"},
-		Setup: map[string]any{"terminal": map[string]any{
-			"cmd": []string{e.Gemini}, "position": "right", "size": 0.6,
-		}},
+		UI:    true,
+		Width: width,
+		Env:   env,
+		Args:  []string{"app.py"},
+		Setup: map[string]any{"terminal": term},
 	})
 	nv.WaitRunning(t)
 	nv.Cmd(t, "GeminiCli")

@@ -125,7 +125,7 @@ func TestDiffHintLabelsAndFocusReturn(t *testing.T) {
 
 	cli.MustOpenDiff(t, a, "beta\n")
 	screen := nv.pane.WaitUntil(t, "the diff's hint and label on screen", waitTimeout, func(s string) bool {
-		return strings.Contains(s, "a.txt (proposed by Gemini)  :w accepts with your edits  :q rejects") &&
+		return strings.Contains(s, ":w accepts  :q rejects  a.txt (proposed by Gemini)") &&
 			strings.Contains(s, "a.txt (now, read-only)") && strings.Contains(s, "Gemini: a.txt")
 	})
 	if strings.Contains(screen, "gemini://") {

@@ -48,6 +48,9 @@ type Options struct {
 	Args []string
 	// UI starts nvim inside tmux (a real terminal UI) instead of headless.
 	UI bool
+	// Width is the UI's terminal width in columns (default 200), or a
+	// headless Neovim's 'columns' (default 80).
+	Width int
 }
 
 // Nvim is a running Neovim with the plugin loaded.
@@ -122,13 +125,20 @@ func startNvim(t testing.TB, sb *testkit.Sandbox, opts Options) *Nvim {
 		env = testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"))
 	}
 	args := []string{"--clean", "-u", initPath, "--listen", n.sock}
+	if !opts.UI && opts.Width > 0 {
+		args = append(args, "--cmd", fmt.Sprintf("set columns=%d", opts.Width))
+	}
 	args = append(args, opts.Args...)
 	if opts.UI {
+		width := opts.Width
+		if width == 0 {
+			width = 200
+		}
 		n.pane = tmuxdrive.Start(t, tmuxdrive.Options{
 			Dir:     sb.Workspace,
 			Env:     env,
 			Command: append([]string{nvimBin}, args...),
-			Width:   200,
+			Width:   width,
 			Height:  50,
 		})
 	} else {

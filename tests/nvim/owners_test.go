@@ -10,7 +10,8 @@ import (
 )
 
 // What the user sees of a proposal's state: b:gemini_diff on the proposal
-// and the status lines of the two diff windows.
+// and the status lines of the two diff windows (as drawn, in an editor 200
+// columns wide).
 type viewState struct {
 	DiffID           int    `json:"diff_id"`
 	Owner            string `json:"owner"`
@@ -40,8 +41,11 @@ for _, tab in ipairs(api.nvim_list_tabpages()) do
     local ok, st = pcall(api.nvim_buf_get_var, api.nvim_win_get_buf(wins[2]), "gemini_diff")
     st = ok and st or {}
     st.found = true
-    st.right_status = api.nvim_win_get_option(wins[2], "statusline")
-    st.left_status = api.nvim_win_get_option(wins[1], "statusline")
+    local function shown(w)
+      return api.nvim_eval_statusline(api.nvim_win_get_option(w, "statusline"), { winid = w }).str
+    end
+    st.right_status = shown(wins[2])
+    st.left_status = shown(wins[1])
     st.left = api.nvim_buf_get_lines(api.nvim_win_get_buf(wins[1]), 0, -1, false)
     return st
   end
@@ -70,7 +74,7 @@ func waitView(t testing.TB, nv *Nvim, path, what string, ok func(viewState) bool
 func TestDiffFromASecondSessionIsQueuedAndLabelled(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	a := sb.WriteFile(t, "a.txt", "alpha\n")
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	one := testkit.Connect(t, sb, waitTimeout)
 	two := testkit.Connect(t, sb, waitTimeout)
 
@@ -113,7 +117,7 @@ func TestDiffFromASecondSessionIsQueuedAndLabelled(t *testing.T) {
 func TestDiffChangedOnDiskAsksBeforeOverwriting(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	a := sb.WriteFile(t, "a.txt", "alpha\n")
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
@@ -189,7 +193,7 @@ func TestDiffFilePutBackOnDiskIsAcceptedAtOnce(t *testing.T) {
 func TestDiffDeletedOnDiskIsShown(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	a := sb.WriteFile(t, "a.txt", "alpha\n")
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
@@ -211,7 +215,7 @@ func TestDiffDeletedOnDiskIsShown(t *testing.T) {
 func TestDiffOrphanedWhenItsCLIGoes(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	a := sb.WriteFile(t, "a.txt", "alpha\n")
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })
@@ -240,7 +244,7 @@ return false`, waitTimeout, a)
 // A proposal for a file outside the workspace is shown, with a note.
 func TestDiffOutsideTheWorkspaceHasANote(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	cli := testkit.Connect(t, sb, waitTimeout)
 	out := filepath.Join(sb.Home, "notes.txt")
 	cli.MustOpenDiff(t, out, "x\n")
@@ -258,7 +262,7 @@ func TestDiffOutsideTheWorkspaceHasANote(t *testing.T) {
 func TestDiffAcceptRacingAChangeOnDiskIsShownAgain(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	a := sb.WriteFile(t, "a.txt", "alpha\n")
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Width: 200})
 	cli := testkit.Connect(t, sb, waitTimeout)
 	cli.MustOpenDiff(t, a, "proposed\n")
 	waitView(t, nv, a, "the view", func(v viewState) bool { return v.DiffID > 0 })

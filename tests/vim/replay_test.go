@@ -183,7 +183,9 @@ func (r *replayer) expect(where string, want map[string]any, afterUser bool) {
 	case method == "shutdown":
 		r.v.Ex(r.t, "GeminiStop")
 	case method == "status/get":
-		r.v.Ex(r.t, "GeminiStatus")
+		// What :GeminiStatus asks (the command itself waits for the
+		// answer, which this replay sends only after this call).
+		r.v.Ex(r.t, "call gemini_companion#status#Lines({_ -> 0})")
 	case method == "terminal/env":
 		// :GeminiCli! starts a new CLI, asking for its environment.
 		r.v.Ex(r.t, "GeminiCli!")

@@ -43,9 +43,15 @@ export def Restart()
   link.Restart()
 enddef
 
-export def Cli(args: list<string>, force: bool)
+# :[range]GeminiCli[!] [args]: with a range (count > 0), the lines
+# line1..line2 of the current file go to the CLI as an @-reference.
+export def Cli(args: list<string>, force: bool, count: number = 0, line1: number = 0, line2: number = 0)
   Setup()
-  terminal.Open(args, force)
+  if count > 0
+    terminal.OpenWithLines(args, force, line1, line2)
+  else
+    terminal.Open(args, force)
+  endif
 enddef
 
 export def Toggle()

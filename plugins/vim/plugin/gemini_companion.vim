@@ -17,12 +17,13 @@ command! -bar GeminiStop call gemini_companion#Stop()
 command! -bar GeminiRestart call gemini_companion#Restart()
 command! -bar GeminiStatus call gemini_companion#Status()
 command! -bar GeminiDoctor call gemini_companion#Doctor()
-command! -bar -bang -nargs=* GeminiCli call gemini_companion#Cli([<f-args>], <bang>0)
+command! -bar -bang -range -nargs=* GeminiCli call gemini_companion#Cli([<f-args>], <bang>0, <range>, <line1>, <line2>)
 command! -bar GeminiToggle call gemini_companion#Toggle()
 command! -bar -nargs=? -complete=customlist,gemini_companion#CompleteProposals GeminiAccept call gemini_companion#Accept(<q-args>)
 command! -bar -nargs=? -complete=customlist,gemini_companion#CompleteProposals GeminiReject call gemini_companion#Reject(<q-args>)
 
 nnoremap <silent> <Plug>(GeminiCli) <Cmd>call gemini_companion#Cli([], 0)<CR>
+xnoremap <silent> <Plug>(GeminiCli) :GeminiCli<CR>
 tnoremap <silent> <Plug>(GeminiToggle) <Cmd>call gemini_companion#Toggle()<CR>
 nnoremap <silent> <Plug>(GeminiToggle) <Cmd>call gemini_companion#Toggle()<CR>
 nnoremap <silent> <Plug>(GeminiAccept) <Cmd>call gemini_companion#Accept()<CR>

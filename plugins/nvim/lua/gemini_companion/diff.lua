@@ -4,6 +4,7 @@
 -- edits, `:q` (or closing the tab) rejects it.
 local config = require("gemini_companion.config")
 local layout = require("gemini_companion.layout")
+local reload = require("gemini_companion.reload")
 local sidecar = require("gemini_companion.sidecar")
 local util = require("gemini_companion.util")
 
@@ -11,9 +12,6 @@ local M = {}
 
 local api = vim.api
 local uv = vim.uv or vim.loop
-
--- How long to watch for the CLI writing an accepted file.
-local RELOAD_WATCH_MS = 30000
 
 local views = {} -- filePath -> view
 local order = {} -- views, oldest first
@@ -121,65 +119,6 @@ local function teardown(view)
   end
 end
 
--- Reloads the buffers of path once the file on disk changed (the CLI writes
--- an accepted file itself), so the user sees what was written.
-local function reload_when_written(path)
-  local function sig(st)
-    if not st then
-      return "none"
-    end
-    return table.concat({ st.size, st.mtime.sec, st.mtime.nsec or 0, st.ino }, ":")
-  end
-  local initial = sig(uv.fs_stat(path))
-  local previous = initial
-  local deadline = uv.now() + RELOAD_WATCH_MS
-  local timer = uv.new_timer()
-  timer:start(
-    50,
-    50,
-    vim.schedule_wrap(function()
-      if timer:is_closing() then
-        return
-      end
-      local now = sig(uv.fs_stat(path))
-      -- Changed, and the same on two looks in a row: the write is over.
-      local settled = now ~= initial and now == previous
-      previous = now
-      if not settled and uv.now() < deadline then
-        return
-      end
-      timer:stop()
-      timer:close()
-      if not settled then
-        return
-      end
-      for _, buf in ipairs(api.nvim_list_bufs()) do
-        local name = api.nvim_buf_get_name(buf)
-        if
-          api.nvim_buf_is_loaded(buf)
-          and api.nvim_buf_get_option(buf, "buftype") == ""
-          and name ~= ""
-          and not util.is_url(name)
-          and util.realpath(name) == path
-        then
-          if api.nvim_buf_get_option(buf, "modified") then
-            util.notify(
-              vim.fn.fnamemodify(path, ":~:.") .. " was changed by Gemini CLI, but has unsaved changes here; :e! loads the new version",
-              "warn"
-            )
-          else
-            api.nvim_buf_call(buf, function()
-              vim.cmd("setlocal autoread")
-              pcall(vim.cmd, "silent checktime " .. buf)
-              vim.cmd("setlocal autoread<")
-            end)
-          end
-        end
-      end
-    end)
-  )
-end
-
 -- Accepts that were sent, by path, until the sidecar has taken them: one
 -- refused because the file changed on disk is shown again from here.
 local sent = {}
@@ -209,7 +148,8 @@ local function decide(view, accepted)
   if accepted then
     local content = util.buf_text(view.prop_buf)
     pcall(api.nvim_buf_set_option, view.prop_buf, "modified", false)
-    reload_when_written(view.path)
+    -- The CLI writes the file itself: its buffers are reloaded once.
+    reload.awaiting(view.path, content)
     sent[view.path] = { content = content, diff_id = view.diff_id, time = uv.now() }
     sidecar.notify("diff/accepted", {
       filePath = view.path,
@@ -260,14 +200,13 @@ local function label(view)
   local note = #parts > 0 and (" [" .. table.concat(parts, "] [") .. "]") or ""
   local who = view.owner and view.owner ~= "" and ("  (CLI " .. view.owner .. ")") or ""
   local on_disk = view.disk and view.disk ~= "unchangedOnDisk"
-  local lines = {
-    [view.prop_win] = layout.statusline(rel .. " (proposed by Gemini)  :w accepts with your edits  :q rejects" .. who, note),
-    [view.orig_win] = layout.statusline(on_disk and ("On disk now: " .. rel .. " (read-only)") or (rel .. " (now, read-only)")),
-  }
-  for win, line in pairs(lines) do
-    if api.nvim_win_is_valid(win) then
-      pcall(api.nvim_win_set_option, win, "statusline", line)
-    end
+  if api.nvim_win_is_valid(view.prop_win) then
+    -- The keys first, then any warning: a narrow window (the CLI shares
+    -- the tab) cuts the end.
+    layout.set_statusline(view.prop_win, { ":w accepts  :q rejects ", { note, warn = true }, " " .. rel .. " (proposed by Gemini)" .. who })
+  end
+  if api.nvim_win_is_valid(view.orig_win) then
+    layout.set_statusline(view.orig_win, { on_disk and ("On disk now: " .. rel .. " (read-only)") or (rel .. " (now, read-only)") })
   end
   if api.nvim_buf_is_valid(view.prop_buf) then
     pcall(api.nvim_buf_set_var, view.prop_buf, "gemini_diff", {

@@ -33,14 +33,66 @@ function M.tabline()
   return table.concat(parts)
 end
 
---- A diff window's statusline: text (escaped) and an optional warning note
---- (escaped, in warning colours), then the line position.
-function M.statusline(text, note)
-  local function esc(s)
-    return (s:gsub("%%", "%%%%"))
+-- window -> the pieces of its statusline (set_statusline)
+local statuslines = {}
+
+local function esc(s)
+  return (s:gsub("%%", "%%%%"))
+end
+
+-- The start of s that is at most width cells wide.
+local function fit(s, width)
+  if vim.fn.strdisplaywidth(s) <= width then
+    return s
   end
-  local warn = (note and note ~= "") and ("%#WarningMsg#" .. esc(note) .. "%#StatusLine#") or ""
-  return "%#StatusLine# " .. esc(text) .. warn .. "%=%l/%L "
+  local out, used = {}, 0
+  for i = 0, vim.fn.strchars(s) - 1 do
+    local ch = vim.fn.strcharpart(s, i, 1)
+    local w = vim.fn.strdisplaywidth(ch)
+    if used + w > width then
+      break
+    end
+    used = used + w
+    table.insert(out, ch)
+  end
+  return table.concat(out)
+end
+
+--- Sets a diff window's statusline: pieces, in order, each a string or
+--- { string, warn = true } (in warning colours), and the line position at
+--- the right. A window too narrow for it all shows as much as fits from
+--- the left: put what the user must see (the keys that answer) first.
+function M.set_statusline(win, pieces)
+  for w in pairs(statuslines) do
+    if not api.nvim_win_is_valid(w) then
+      statuslines[w] = nil
+    end
+  end
+  statuslines[win] = pieces
+  pcall(api.nvim_win_set_option, win, "statusline", "%!v:lua.require'gemini_companion.layout'.statusline()")
+end
+
+--- The statusline of the window being drawn (g:statusline_winid), as
+--- set_statusline() says.
+function M.statusline()
+  local win = vim.g.statusline_winid or api.nvim_get_current_win()
+  local pieces = statuslines[win]
+  if not pieces or not api.nvim_win_is_valid(win) then
+    return ""
+  end
+  local pos = string.format("%d/%d ", api.nvim_win_get_cursor(win)[1], api.nvim_buf_line_count(api.nvim_win_get_buf(win)))
+  local room = api.nvim_win_get_width(win) - 1 - #pos - 1
+  local out = { "%#StatusLine# " }
+  for _, piece in ipairs(pieces) do
+    local text = type(piece) == "table" and piece[1] or piece
+    local part = fit(text, math.max(room, 0))
+    room = room - vim.fn.strdisplaywidth(part)
+    if part ~= "" then
+      table.insert(out, type(piece) == "table" and piece.warn and ("%#WarningMsg#" .. esc(part) .. "%#StatusLine#") or esc(part))
+    end
+  end
+  table.insert(out, "%=" .. pos)
+  return table.concat(out)
 end
 
 --- Labels a diff view's tab (diff.lua sets its windows' statuslines).

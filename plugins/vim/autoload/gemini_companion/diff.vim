@@ -223,7 +223,8 @@ def Label(view: dict<any>)
   var on_disk = view.disk != 'unchangedOnDisk'
   var Esc = (s: string): string => substitute(s, '%', '%%', 'g')
   for w in win_findbuf(view.prop)
-    setwinvar(w, '&statusline', Esc(rel .. ' (proposed by Gemini)  :w accepts with your edits  :q rejects' .. who) .. '%#WarningMsg#' .. Esc(note) .. '%*')
+    # The keys first: a narrow window cuts what follows %<, not them.
+    setwinvar(w, '&statusline', ':w accepts  :q rejects  %<' .. Esc(rel .. ' (proposed by Gemini)' .. who) .. '%#WarningMsg#' .. Esc(note) .. '%*')
   endfor
   for w in win_findbuf(view.orig)
     setwinvar(w, '&statusline', Esc(on_disk ? 'On disk now: ' .. rel .. ' (read-only)' : rel .. ' (now, read-only)'))

@@ -65,10 +65,29 @@ export def Lines(Cb: func)
   })
 enddef
 
+# :GeminiStatus. What a channel callback echoes is lost, so the command
+# itself waits for the sidecar's answer (Vim runs callbacks while it
+# sleeps; a local sidecar answers in milliseconds), then echoes the lines:
+# on screen (with the hit-enter prompt) and in :messages.
 export def Show()
+  var shown: list<string> = []
+  var done = false
   Lines((lines) => {
-    echo join(lines, "\n")
+    shown = lines
+    done = true
   })
+  var start = reltime()
+  while !done && reltimefloat(reltime(start)) < 3.0
+    sleep 10m
+  endwhile
+  if !done
+    var s = link.State()
+    shown = [printf('sidecar: %s%s', s.status, s.pid > 0 ? printf(' (pid %d, %s)', s.pid, s.path) : ''),
+      'status/get: no answer from the sidecar within 3 s']
+  endif
+  for line in shown
+    echomsg line
+  endfor
 enddef
 
 # :GeminiDoctor: the plugin's own checks, then `gemini-ide-companion
