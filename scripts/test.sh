@@ -151,9 +151,12 @@ fuzz_briefly() {
 }
 
 schema_current() {
-	# The editor link's JSON Schema is generated from the Go types of
-	# companion/protocol (go generate); a stale checked-in copy fails.
-	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json
+	# The editor link's JSON Schema and its Go dispatch and client
+	# (companion/protocol/rpc) are generated from the Go types and the
+	# method table of companion/protocol (go generate); a stale checked-in
+	# copy fails.
+	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json &&
+		go run ./companion/protocol/internal/rpcgen -check -out companion/protocol/rpc/methods_gen.go
 }
 
 install_line() {
@@ -190,7 +193,7 @@ fi
 if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
-	step "editor link schema is current" schema_current
+	step "editor link schema and dispatch are current" schema_current
 	step "install line (README)" install_line
 	step "staticcheck" staticcheck
 	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet

@@ -14,57 +14,42 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
-
-// SlashCommand is the RFC's SlashCommand. Gemini CLI's A2A server 0.25.2
-// serves it at GET /listCommands (not the RFC's commands/get method), with
-// subcommands named by their full path ("memory show").
-type SlashCommand struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description"`
-	Arguments   []CommandArgument `json:"arguments"`
-	SubCommands []SlashCommand    `json:"subCommands"`
-}
-
-// CommandArgument is the RFC's SlashCommandArgument.
-type CommandArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	IsRequired  bool   `json:"isRequired"`
-}
 
 const commandTimeout = 5 * time.Second
 
-func (p *Panel) listCommands(ctx context.Context) (any, error) {
+func (p *Panel) listCommands(ctx context.Context) (protocol.AgentListCommandsResult, error) {
+	var none protocol.AgentListCommandsResult
 	ag, err := p.agentOrErr()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ag.URL+"/listCommands", nil)
 	if err != nil {
-		return nil, fmt.Errorf("listCommands: %w", err)
+		return none, fmt.Errorf("listCommands: %w", err)
 	}
 	resp, err := p.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("listCommands: %w", err)
+		return none, fmt.Errorf("listCommands: %w", err)
 	}
 	defer resp.Body.Close()
 	var out struct {
-		Commands []SlashCommand `json:"commands"`
-		Error    string         `json:"error"`
+		Commands []protocol.SlashCommand `json:"commands"`
+		Error    string                  `json:"error"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&out); err != nil {
-		return nil, fmt.Errorf("listCommands: HTTP %s: %w", resp.Status, err)
+		return none, fmt.Errorf("listCommands: HTTP %s: %w", resp.Status, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("listCommands: HTTP %s: %s", resp.Status, out.Error)
+		return none, fmt.Errorf("listCommands: HTTP %s: %s", resp.Status, out.Error)
 	}
 	if out.Commands == nil {
-		out.Commands = []SlashCommand{}
+		out.Commands = []protocol.SlashCommand{}
 	}
-	return out, nil
+	return protocol.AgentListCommandsResult{Commands: out.Commands}, nil
 }
 
 // runCommand runs a slash command (POST /executeCommand) in the background

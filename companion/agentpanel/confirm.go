@@ -8,6 +8,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 // tool forwards a tool-call update; a call that waits for approval becomes
@@ -91,16 +92,16 @@ func (p *Panel) showDiff(pd *pending, original *string) uint64 {
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(p.base, openTimeout)
 	defer cancel()
-	req := map[string]any{
-		"filePath": c.FilePath, "newContent": c.NewContent, "originalContent": original,
-		"unifiedDiff": c.FileDiff, "title": filepath.Base(c.FilePath) + " (Gemini agent's edit)",
-		"diffId": id, "owner": "agent",
+	req := protocol.DiffOpenParams{
+		FilePath: c.FilePath, NewContent: c.NewContent, OriginalContent: original,
+		UnifiedDiff: c.FileDiff, Title: filepath.Base(c.FilePath) + " (Gemini agent's edit)",
+		DiffID: id, Owner: "agent",
 	}
 	if pd.fix != nil {
-		req["newContent"], req["unifiedDiff"], req["notice"] = pd.fix.Content, pd.fix.Diff, pd.fix.Note
-		req["title"] = filepath.Base(c.FilePath) + " (Gemini agent's edit, final newline kept)"
+		req.NewContent, req.UnifiedDiff, req.Notice = pd.fix.Content, pd.fix.Diff, pd.fix.Note
+		req.Title = filepath.Base(c.FilePath) + " (Gemini agent's edit, final newline kept)"
 	}
-	if err := p.opts.Conn.Call(ctx, "diff/open", req, nil); err != nil {
+	if _, err := p.plugin.DiffOpen(ctx, req); err != nil {
 		p.opts.Logf("agent panel: diff/open for %s: %v", c.FilePath, err)
 		p.mu.Lock()
 		pd.diffID = 0
@@ -126,7 +127,7 @@ func (p *Panel) closeDiff(c *agent.Confirmation, pd *pending) {
 		defer p.wg.Done()
 		ctx, cancel := context.WithTimeout(p.base, openTimeout)
 		defer cancel()
-		if err := p.opts.Conn.Call(ctx, "diff/close", map[string]string{"filePath": path}, nil); err != nil {
+		if _, err := p.plugin.DiffClose(ctx, protocol.DiffCloseParams{FilePath: path}); err != nil {
 			p.opts.Logf("agent panel: diff/close for %s: %v", path, err)
 		}
 	}()

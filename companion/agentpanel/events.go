@@ -6,128 +6,23 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
-// Event is the params of an agent/event notification: one thing that
-// happened in the conversation, for the panel to show. Type says which of
-// the other fields are set.
-type Event struct {
-	// Type: "ready", "user", "text", "thought", "tool", "state", "command",
-	// "notice", "error", "reset".
-	Type string `json:"type"`
-	// Text is the text of user, text, notice and error events, and what a
-	// state event says to the user.
-	Text string `json:"text,omitempty"`
-	// Thought is the RFC's AgentThought of a thought event.
-	Thought *Thought `json:"thought,omitempty"`
-	// Tool is the RFC's ToolCall of a tool event.
-	Tool *ToolCall `json:"tool,omitempty"`
-	// State is the panel state of a state event: "working", "waiting"
-	// (a tool call waits for the user), "idle" (the turn ended), "canceled",
-	// "failed", "stopped" (the server the sidecar started exited).
-	State string `json:"state,omitempty"`
-	// TaskState is the A2A task state behind State.
-	TaskState string `json:"taskState,omitempty"`
-	TaskID    string `json:"taskId,omitempty"`
-	ContextID string `json:"contextId,omitempty"`
-	// Replay marks events re-sent from the task's history on resubscribe.
-	Replay bool `json:"replay,omitempty"`
-	// Agent describes the agent on ready events.
-	Agent *AgentInfo `json:"agent,omitempty"`
-	// Command is the slash command a command event answers, Data its output.
-	Command string `json:"command,omitempty"`
-	Data    any    `json:"data,omitempty"`
-}
-
-// AgentInfo is what a ready event says about the agent the panel talks to.
-type AgentInfo struct {
-	Name string `json:"name"`
-	URL  string `json:"url"`
-	// PID is the server's process id when this sidecar started (or adopted)
-	// it; the plugin hands it back after a sidecar restart.
-	PID int `json:"pid,omitempty"`
-	// Started is set when the sidecar started the server and will stop it.
-	Started bool `json:"started"`
-	// Context says how the editor's context reaches the agent ("prompt":
-	// sent with each prompt).
-	Context string `json:"context"`
-}
-
-// Thought is the RFC's AgentThought.
-type Thought struct {
-	Subject     string `json:"subject"`
-	Description string `json:"description"`
-}
-
-// ToolCall is the RFC's ToolCall (development-tool extension), in the
-// proto3 JSON form, built from the server's own tool-call events.
-type ToolCall struct {
-	ToolCallID      string         `json:"toolCallId"`
-	Status          string         `json:"status"`
-	ToolName        string         `json:"toolName"`
-	Description     string         `json:"description,omitempty"`
-	InputParameters map[string]any `json:"inputParameters,omitempty"`
-	// Output is the result text (the RFC's ToolOutput.text) once it ran.
-	Output string `json:"output,omitempty"`
-	// ConfirmationRequest is set while the call waits for the user.
-	ConfirmationRequest *ConfirmationRequest `json:"confirmationRequest,omitempty"`
-	// DiffShown (extension) is set when the sidecar showed the edit as the
-	// editor's own diff view (diff/open with DiffID): answer it there.
-	DiffShown bool   `json:"diffShown,omitempty"`
-	DiffID    uint64 `json:"diffId,omitempty"`
-}
-
-// ConfirmationRequest is the RFC's ConfirmationRequest.
-type ConfirmationRequest struct {
-	Options         []Option        `json:"options"`
-	ExecuteDetails  *ExecuteDetails `json:"executeDetails,omitempty"`
-	FileEditDetails *FileDiff       `json:"fileEditDetails,omitempty"`
-	McpDetails      *McpDetails     `json:"mcpDetails,omitempty"`
-	GenericDetails  *GenericDetails `json:"genericDetails,omitempty"`
-}
-
-// Option is the RFC's ConfirmationOption; ID is the outcome agent/confirm
-// takes.
-type Option struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-// ExecuteDetails is the RFC's ExecuteDetails (a shell command).
-type ExecuteDetails struct {
-	Command string `json:"command"`
-}
-
-// FileDiff is the RFC's FileDiff (a file edit).
-type FileDiff struct {
-	FileName      string  `json:"fileName"`
-	FilePath      string  `json:"filePath"`
-	OldContent    *string `json:"oldContent,omitempty"`
-	NewContent    string  `json:"newContent"`
-	FormattedDiff string  `json:"formattedDiff,omitempty"`
-	// Note (extension) says what the sidecar changed in the agent's
-	// proposal: the file's final newline, which the server trims, is kept.
-	Note string `json:"note,omitempty"`
-}
-
-// McpDetails is the RFC's McpDetails: the MCP server (its name in the
-// agent's settings) and the tool's own name on it.
-type McpDetails struct {
-	ServerName string `json:"serverName"`
-	ToolName   string `json:"toolName"`
-	// ToolDisplayName (extension) is how the agent shows the tool, e.g.
-	// "append_line (notes MCP Server)".
-	ToolDisplayName string `json:"toolDisplayName,omitempty"`
-}
-
-// GenericDetails is the RFC's GenericDetails, for the server's "info"
-// confirmations (a web fetch, a skill, a remote agent, any other tool).
-type GenericDetails struct {
-	// Description is the confirmation's title and prompt.
-	Description string `json:"description"`
-	// Urls (extension) are the addresses a web fetch would reach.
-	Urls []string `json:"urls,omitempty"`
-}
+// The panel's messages are the types of package protocol (agent.go there);
+// the panel calls them by the names it has always used.
+type (
+	Event               = protocol.AgentEvent
+	AgentInfo           = protocol.AgentInfo
+	Thought             = protocol.AgentThought
+	ToolCall            = protocol.AgentToolCall
+	ConfirmationRequest = protocol.ConfirmationRequest
+	Option              = protocol.ConfirmationOption
+	ExecuteDetails      = protocol.ExecuteDetails
+	FileDiff            = protocol.FileDiff
+	McpDetails          = protocol.McpDetails
+	GenericDetails      = protocol.GenericDetails
+)
 
 // Outcomes the server takes for a confirmation.
 const (
@@ -174,10 +69,10 @@ func toolCall(tc *agent.ToolCall, original *string) *ToolCall {
 	switch c.Type {
 	case "edit":
 		cr.FileEditDetails = &FileDiff{FileName: c.FileName, FilePath: c.FilePath, OldContent: original, NewContent: c.NewContent, FormattedDiff: c.FileDiff}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, "Allow always"}, {OutcomeCancel, "Deny"}}
+		cr.Options = []Option{{ID: OutcomeOnce, Name: "Allow once"}, {ID: OutcomeAlways, Name: "Allow always"}, {ID: OutcomeCancel, Name: "Deny"}}
 	case "exec":
 		cr.ExecuteDetails = &ExecuteDetails{Command: c.Command}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, "Allow always"}, {OutcomeCancel, "Deny"}}
+		cr.Options = []Option{{ID: OutcomeOnce, Name: "Allow once"}, {ID: OutcomeAlways, Name: "Allow always"}, {ID: OutcomeCancel, Name: "Deny"}}
 	case "mcp":
 		// The server and the tool's own name are in the confirmation
 		// details; the call's name is the agent's (maybe "server__tool").
@@ -186,7 +81,7 @@ func toolCall(tc *agent.ToolCall, original *string) *ToolCall {
 			tool = tc.Name
 		}
 		cr.McpDetails = &McpDetails{ServerName: c.ServerName, ToolName: tool, ToolDisplayName: c.ToolDisplayName}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlwaysTool, "Allow this tool always"}, {OutcomeAlwaysSrv, "Allow this server always"}, {OutcomeCancel, "Deny"}}
+		cr.Options = []Option{{ID: OutcomeOnce, Name: "Allow once"}, {ID: OutcomeAlwaysTool, Name: "Allow this tool always"}, {ID: OutcomeAlwaysSrv, Name: "Allow this server always"}, {ID: OutcomeCancel, Name: "Deny"}}
 	default:
 		desc := strings.TrimSpace(strings.Join([]string{c.Title, c.Prompt}, "\n"))
 		if desc == "" {
@@ -199,7 +94,7 @@ func toolCall(tc *agent.ToolCall, original *string) *ToolCall {
 			// task to auto-edit: its later file edits are not asked either.
 			always = "Allow always (this conversation's file edits will no longer be asked either)"
 		}
-		cr.Options = []Option{{OutcomeOnce, "Allow once"}, {OutcomeAlways, always}, {OutcomeCancel, "Deny"}}
+		cr.Options = []Option{{ID: OutcomeOnce, Name: "Allow once"}, {ID: OutcomeAlways, Name: always}, {ID: OutcomeCancel, Name: "Deny"}}
 	}
 	out.ConfirmationRequest = cr
 	return out

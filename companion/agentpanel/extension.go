@@ -3,7 +3,6 @@ package agentpanel
 import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/rs/zerolog"
 )
 
@@ -12,9 +11,8 @@ import (
 // shows, and stops the A2A server it started when the link ends.
 func Extension(logger zerolog.Logger) editorlink.Extension {
 	return editorlink.Extension{
-		Pattern:    "agent/",
 		Capability: "agent",
-		New: func(peer editorlink.Peer, c *companion.Companion) link.Handler {
+		New: func(peer editorlink.Peer, c *companion.Companion) editorlink.ExtensionHandler {
 			return New(Options{
 				Conn:      peer,
 				Context:   c.Engine().Snapshot,

@@ -12,7 +12,6 @@ package agentpanel
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,19 +24,16 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 )
 
-// Conn is the editor link as the panel uses it (link.Conn implements it).
-type Conn interface {
-	Notify(method string, params any) error
-	Call(ctx context.Context, method string, params, result any) error
-}
-
 // Options wire a Panel to its editor link and the sidecar's state.
 type Options struct {
-	// Conn carries agent/event notifications and diff/open requests.
-	Conn Conn
+	// Conn carries agent/event notifications and diff/open requests to
+	// the plugin (link.Conn is one).
+	Conn rpc.Caller
 	// Context returns the editor's context now (open files, cursor,
 	// selection), sent with each prompt.
 	Context func() idectx.IdeContext
@@ -77,11 +73,12 @@ type pending struct {
 
 // Panel is the agent panel of one editor link.
 type Panel struct {
-	opts Options
-	hc   *http.Client
-	base context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	opts   Options
+	plugin rpc.Plugin // calls on opts.Conn
+	hc     *http.Client
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu sync.Mutex
 	ag *agent.Agent
@@ -129,7 +126,7 @@ func New(opts Options) *Panel {
 		opts.StartTimeout = 90 * time.Second
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Panel{opts: opts, hc: agent.NewHTTPClient(), base: base, stop: stop,
+	return &Panel{opts: opts, plugin: rpc.Plugin{Caller: opts.Conn}, hc: agent.NewHTTPClient(), base: base, stop: stop,
 		pending: map[string]*pending{}, lastTool: map[string]string{}, fixes: map[string]edits.Fix{}, nextDiff: diffBase}
 }
 
@@ -163,7 +160,7 @@ func (p *Panel) Close() error {
 }
 
 func (p *Panel) emit(ev Event) {
-	if err := p.opts.Conn.Notify("agent/event", ev); err != nil {
+	if err := p.plugin.AgentEvent(ev); err != nil {
 		p.opts.Logf("agent/event not sent: %v", err)
 	}
 }
@@ -182,102 +179,10 @@ func refused(format string, args ...any) error {
 	return link.Errorf(link.CodeInvalidRequest, format, args...)
 }
 
-func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return invalid("params: %v", err)
-	}
-	return nil
-}
-
-// Handle serves one agent/* request of the editor link. It never waits on
-// the agent: what takes time (starting the server, a turn, a command) runs
-// in the background and reports through agent/event.
-func (p *Panel) Handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "agent/start":
-		var a startParams
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return p.start(a)
-	case "agent/prompt":
-		var a struct {
-			Text    string `json:"text"`
-			Context *bool  `json:"context"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return p.prompt(a.Text, a.Context == nil || *a.Context)
-	case "agent/confirm":
-		var a struct {
-			CallID  string  `json:"callId"`
-			Outcome string  `json:"outcome"`
-			Content *string `json:"content"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.confirm(a.CallID, a.Outcome, a.Content)
-	case "agent/cancel":
-		return map[string]any{}, p.cancel()
-	case "agent/listCommands":
-		return p.listCommands(ctx)
-	case "agent/runCommand":
-		var a struct {
-			Command string `json:"command"`
-			Args    string `json:"args"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.runCommand(a.Command, a.Args)
-	case "agent/resubscribe":
-		var a struct {
-			TaskID    string `json:"taskId"`
-			ContextID string `json:"contextId"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.resubscribe(a.TaskID, a.ContextID)
-	case "agent/status":
-		return p.status(), nil
-	case "agent/stop":
-		p.detach()
-		return map[string]any{}, nil
-	}
-	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
-}
-
-// HandleRequest implements link.Handler (Handle), so a Panel can be
-// registered for the "agent/" namespace of a link.Mux.
-func (p *Panel) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	return p.Handle(ctx, method, params)
-}
-
-// HandleNotification implements link.Handler: the panel takes no
-// notifications (diff decisions reach it through Decide).
-func (p *Panel) HandleNotification(context.Context, string, json.RawMessage) {}
-
-// Status is the answer to agent/status.
-type Status struct {
-	Attached  bool     `json:"attached"`
-	Starting  bool     `json:"starting"`
-	URL       string   `json:"url,omitempty"`
-	TaskID    string   `json:"taskId,omitempty"`
-	ContextID string   `json:"contextId,omitempty"`
-	Running   bool     `json:"running"`
-	Pending   []string `json:"pending"`
-}
-
-func (p *Panel) status() Status {
+func (p *Panel) status() protocol.AgentStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Attached: p.ag != nil, Starting: p.starting, TaskID: p.taskID, ContextID: p.contextID, Running: p.running, Pending: []string{}}
+	st := protocol.AgentStatus{Attached: p.ag != nil, Starting: p.starting, TaskID: p.taskID, ContextID: p.contextID, Running: p.running, Pending: []string{}}
 	if p.ag != nil {
 		st.URL = p.ag.URL
 	}

@@ -11,38 +11,21 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 // defaultCommandOption names the server command for a plugin that did not
 // say how its users set it.
 const defaultCommandOption = "the agent's server command in your editor plugin's settings (the command of agent/start)"
 
-type startParams struct {
-	// URL attaches to a running A2A server instead of starting one.
-	URL string `json:"url"`
-	// PID, with URL, is the server an earlier sidecar started: this one
-	// adopts it (stops it on exit) if it still is a Gemini A2A server.
-	PID int `json:"pid"`
-	// Command overrides the server command (default: launch.Find).
-	Command []string `json:"command"`
-	// CommandOption is how the user sets Command in this editor (e.g. the
-	// plugin's option); errors about the server command name it.
-	CommandOption string `json:"commandOption"`
-	// Dir is the workspace (default: the first workspace folder).
-	Dir string `json:"dir"`
-	// TaskID and ContextID resume a conversation (tasks/resubscribe).
-	TaskID    string `json:"taskId"`
-	ContextID string `json:"contextId"`
-}
-
-func (p *Panel) start(a startParams) (any, error) {
+func (p *Panel) start(a protocol.AgentStartParams) (protocol.AgentStartResult, error) {
 	if a.URL != "" {
 		if _, err := agent.BaseURL(a.URL); err != nil {
-			return nil, invalid("url: %v", err)
+			return protocol.AgentStartResult{}, invalid("url: %v", err)
 		}
 	}
 	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
-		return nil, invalid("dir: %q is not an absolute path", a.Dir)
+		return protocol.AgentStartResult{}, invalid("dir: %q is not an absolute path", a.Dir)
 	}
 	dir := a.Dir
 	if dir == "" {
@@ -51,16 +34,16 @@ func (p *Panel) start(a startParams) (any, error) {
 		}
 	}
 	if a.URL == "" && dir == "" {
-		return nil, invalid("no workspace folder: open a folder, or pass dir or url")
+		return protocol.AgentStartResult{}, invalid("no workspace folder: open a folder, or pass dir or url")
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, refused("the sidecar is shutting down")
+		return protocol.AgentStartResult{}, refused("the sidecar is shutting down")
 	}
 	if p.starting {
 		p.mu.Unlock()
-		return map[string]any{"status": "starting"}, nil
+		return protocol.AgentStartResult{Status: "starting"}, nil
 	}
 	if p.ag != nil {
 		url := p.ag.URL
@@ -68,9 +51,9 @@ func (p *Panel) start(a startParams) (any, error) {
 		if a.URL == "" || sameURL(a.URL, url) {
 			p.emitReady()
 			if a.TaskID != "" {
-				return map[string]any{"status": "attached"}, p.resubscribe(a.TaskID, a.ContextID)
+				return protocol.AgentStartResult{Status: "attached"}, p.resubscribe(a.TaskID, a.ContextID)
 			}
-			return map[string]any{"status": "attached"}, nil
+			return protocol.AgentStartResult{Status: "attached"}, nil
 		}
 		p.detach()
 		p.mu.Lock()
@@ -95,7 +78,7 @@ func (p *Panel) start(a startParams) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"status": "starting"}, nil
+	return protocol.AgentStartResult{Status: "starting"}, nil
 }
 
 // urlPort is the port of an http(s) URL (0 if none can be told).
@@ -125,7 +108,7 @@ func sameURL(a, b string) bool {
 }
 
 // connect attaches to a.URL, or starts the server for dir.
-func (p *Panel) connect(a startParams, dir string) error {
+func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 	ctx, cancel := context.WithTimeout(p.base, p.opts.StartTimeout)
 	defer cancel()
 	target := a.URL

@@ -22,18 +22,18 @@ func (p *Panel) agentOrErr() (*agent.Agent, error) {
 	return p.ag, nil
 }
 
-func (p *Panel) prompt(text string, withContext bool) (any, error) {
+func (p *Panel) prompt(text string, withContext bool) error {
 	if strings.TrimSpace(text) == "" {
-		return nil, invalid("text is required")
+		return invalid("text is required")
 	}
 	if _, err := p.agentOrErr(); err != nil {
-		return nil, err
+		return err
 	}
 	p.mu.Lock()
 	busy := (p.running && !p.ended) || len(p.pending) > 0
 	p.mu.Unlock()
 	if busy {
-		return nil, refused("the agent is busy: answer its pending request or cancel the turn first")
+		return refused("the agent is busy: answer its pending request or cancel the turn first")
 	}
 	parts := a2a.ContentParts{a2a.TextPart{Text: text}}
 	if withContext {
@@ -45,7 +45,7 @@ func (p *Panel) prompt(text string, withContext bool) (any, error) {
 	}
 	p.emit(Event{Type: "user", Text: text})
 	p.enqueue(a2a.NewMessage(a2a.MessageRoleUser, parts...))
-	return map[string]any{}, nil
+	return nil
 }
 
 // enqueue sends msgs as the next turns, one after the other, each streamed

@@ -64,6 +64,10 @@ func (a *agentStub) HandleRequest(_ context.Context, method string, _ json.RawMe
 
 func (a *agentStub) HandleNotification(context.Context, string, json.RawMessage) {}
 
+// Register implements ExtensionHandler: the stub takes the agent/
+// namespace.
+func (a *agentStub) Register(m *link.Mux) { m.Register("agent/", a) }
+
 // TestExtensionsAddANamespace registers an agent/ extension: it turns on
 // capabilities.agent, its requests are refused before initialize like any
 // other, and afterwards they reach it; it can notify the plugin, sees the
@@ -77,7 +81,7 @@ func TestExtensionsAddANamespace(t *testing.T) {
 	go func() {
 		served <- Serve(context.Background(), inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "agent/", Capability: "agent", New: func(peer Peer, s *companion.Companion) link.Handler {
+			Extensions: []Extension{{Capability: "agent", New: func(peer Peer, s *companion.Companion) ExtensionHandler {
 				stub.peer, stub.server = peer, s
 				return stub
 			}}},

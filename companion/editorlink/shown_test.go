@@ -71,9 +71,9 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 	go func() {
 		served <- Serve(ctx, inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: dir, Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "probe/", New: func(peer Peer, _ *companion.Companion) link.Handler {
+			Extensions: []Extension{{New: func(peer Peer, _ *companion.Companion) ExtensionHandler {
 				elc <- peer.(*EditorLink)
-				return pluginSide{}
+				return noMethods{}
 			}}},
 		})
 		outW.Close()
@@ -168,3 +168,9 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 		t.Fatalf("notes left once every proposal ended: %v", el.notes())
 	}
 }
+
+// noMethods is an extension that adds no methods: the test takes it only
+// for the peer it is given.
+type noMethods struct{}
+
+func (noMethods) Register(*link.Mux) {}

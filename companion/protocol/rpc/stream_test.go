@@ -1,4 +1,4 @@
-package editorlink
+package rpc
 
 import (
 	"bytes"
@@ -30,9 +30,9 @@ func line(t *testing.T, params any) string {
 }
 
 // TestStreamedParamsMatchTheirJSON: diff/open and diff/state params,
-// written field by field, are the bytes encoding/json writes for the same
-// struct, with every optional field set and unset; a field added to the
-// struct but not to its StreamJSON fails here.
+// written field by field by their generated encoders, are the bytes
+// encoding/json writes for the same struct, with every optional field set
+// and unset.
 func TestStreamedParamsMatchTheirJSON(t *testing.T) {
 	orig, disk, content := "old <text>\n\"quoted\"\u2028", "disk\x00\xff", "accepted & kept"
 	requests := []protocol.DiffOpenParams{
@@ -43,7 +43,7 @@ func TestStreamedParamsMatchTheirJSON(t *testing.T) {
 	}
 
 	for _, r := range requests {
-		if got, want := line(t, diffOpenStream(r)), line(t, r); got != want {
+		if got, want := line(t, diffOpenParamsStream(r)), line(t, r); got != want {
 			t.Fatalf("diff/open streamed:\n%.300s\nencoding/json:\n%.300s", got, want)
 		}
 	}
@@ -53,7 +53,7 @@ func TestStreamedParamsMatchTheirJSON(t *testing.T) {
 	}
 
 	for _, st := range states {
-		if got, want := line(t, diffStateStream(st)), line(t, st); got != want {
+		if got, want := line(t, diffStateParamsStream(st)), line(t, st); got != want {
 			t.Fatalf("diff/state streamed:\n%s\nencoding/json:\n%s", got, want)
 		}
 	}
