@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/cmd/gemini-ide-companion/doctor"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	"github.com/gemini-ide-companion/gemini-ide-companion/internal/doctor"
 )
 
 // TestListEnvAndDoctorOnWindowsPaths: with an editor's sidecar serving a

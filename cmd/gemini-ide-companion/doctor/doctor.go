@@ -99,46 +99,71 @@ func (o *Options) defaults() {
 // Run checks everything and returns the report.
 func Run(ctx context.Context, o Options) Report {
 	o.defaults()
-	r := Report{Cwd: o.Cwd}
-	add := func(l Level, check, msg, fix string) {
-		r.Findings = append(r.Findings, Finding{Level: l, Check: check, Message: msg, Fix: fix})
+	c := &checks{o: o, r: Report{Cwd: o.Cwd}}
+	c.directory()
+	usable := c.files()
+	envPort := c.environment(usable)
+	chosen := c.pick(usable, envPort)
+	c.container()
+	c.gemini(ctx)
+	c.connection(ctx, chosen)
+	c.r.WouldConnect = true
+	for _, f := range c.r.Findings {
+		if f.Level == Fail {
+			c.r.WouldConnect = false
+		}
 	}
+	return c.r
+}
 
-	// The discovery directory.
-	st, err := os.Lstat(o.Dir)
+// checks are the findings of one Run, made one check at a time.
+type checks struct {
+	o Options
+	r Report
+}
+
+func (c *checks) add(l Level, check, msg, fix string) {
+	c.r.Findings = append(c.r.Findings, Finding{Level: l, Check: check, Message: msg, Fix: fix})
+}
+
+// directory checks the discovery directory.
+func (c *checks) directory() {
+	st, err := os.Lstat(c.o.Dir)
 	switch {
 	case err != nil:
-		add(Fail, "discovery directory", fmt.Sprintf("%s does not exist: no companion has started as this user with this TMPDIR", o.Dir),
+		c.add(Fail, "discovery directory", fmt.Sprintf("%s does not exist: no companion has started as this user with this TMPDIR", c.o.Dir),
 			"start the companion first (gemini-ide-companion in the project folder, or :GeminiCli in Neovim), from a shell with the same TMPDIR as the CLI's")
 	case !st.IsDir():
-		add(Fail, "discovery directory", o.Dir+" is not a folder", "remove it; the next companion recreates it")
+		c.add(Fail, "discovery directory", c.o.Dir+" is not a folder", "remove it; the next companion recreates it")
 	default:
-		msg := fmt.Sprintf("%s (mode %04o)", o.Dir, st.Mode().Perm())
-		fix := "chmod 700 " + o.Dir
+		msg := fmt.Sprintf("%s (mode %04o)", c.o.Dir, st.Mode().Perm())
+		fix := "chmod 700 " + c.o.Dir
 		if runtime.GOOS == "windows" {
 			// Mode bits mean nothing there: the folder's ACL does.
-			msg = o.Dir
-			fix = fmt.Sprintf(`icacls "%s" /inheritance:r /grant:r "%%USERNAME%%:(OI)(CI)F"`, o.Dir)
+			msg = c.o.Dir
+			fix = fmt.Sprintf(`icacls "%s" /inheritance:r /grant:r "%%USERNAME%%:(OI)(CI)F"`, c.o.Dir)
 		}
-		if !osproc.Mine(o.Dir, st) {
-			add(Fail, "discovery directory", msg+" belongs to another user", "remove it (or use another TMPDIR); the companion will not write its token there")
-		} else if osproc.OthersCanWrite(o.Dir, st) {
-			add(Warn, "discovery directory", msg+" is writable by others", fix)
+		if !osproc.Mine(c.o.Dir, st) {
+			c.add(Fail, "discovery directory", msg+" belongs to another user", "remove it (or use another TMPDIR); the companion will not write its token there")
+		} else if osproc.OthersCanWrite(c.o.Dir, st) {
+			c.add(Warn, "discovery directory", msg+" is writable by others", fix)
 		} else {
-			add(OK, "discovery directory", msg, "")
+			c.add(OK, "discovery directory", msg, "")
 		}
 	}
+}
 
-	// Every discovery file.
-	all, err := discovery.ListAll(o.Dir)
+// files checks every discovery file and returns the live ones.
+func (c *checks) files() []discovery.Entry {
+	all, err := discovery.ListAll(c.o.Dir)
 	if err != nil {
-		add(Fail, "discovery files", err.Error(), "check the permissions of "+o.Dir)
+		c.add(Fail, "discovery files", err.Error(), "check the permissions of "+c.o.Dir)
 	}
 	var usable []discovery.Entry
 	for _, f := range all {
 		name := filepath.Base(f.Path)
 		if f.Err != nil {
-			add(Warn, "discovery file", fmt.Sprintf("%s cannot be used: %v", name, f.Err), "the CLI skips it; remove it if it is not yours: rm "+f.Path)
+			c.add(Warn, "discovery file", fmt.Sprintf("%s cannot be used: %v", name, f.Err), "the CLI skips it; remove it if it is not yours: rm "+f.Path)
 			continue
 		}
 		editor := f.File.IDEInfo.DisplayName
@@ -151,27 +176,31 @@ func Run(ctx context.Context, o Options) Report {
 		}
 		desc += ")"
 		switch {
-		case !o.Alive(f.IDEPID):
-			add(Warn, "discovery file", desc+": its IDE process is gone (stale)", "rm "+f.Path+" (a new companion also removes it)")
+		case !c.o.Alive(f.IDEPID):
+			c.add(Warn, "discovery file", desc+": its IDE process is gone (stale)", "rm "+f.Path+" (a new companion also removes it)")
 			continue
-		case f.File.PID > 0 && !o.Alive(f.File.PID):
-			add(Warn, "discovery file", desc+": its companion is gone (stale)", "rm "+f.Path+" (a new companion also removes it)")
+		case f.File.PID > 0 && !c.o.Alive(f.File.PID):
+			c.add(Warn, "discovery file", desc+": its companion is gone (stale)", "rm "+f.Path+" (a new companion also removes it)")
 			continue
 		}
-		add(OK, "discovery file", desc, "")
+		c.add(OK, "discovery file", desc, "")
 		usable = append(usable, discovery.Entry{Path: f.Path, IDEPID: f.IDEPID, File: f.File})
 	}
+	return usable
+}
 
-	// The variables a terminal may carry.
-	envPort, _ := strconv.Atoi(o.Getenv("GEMINI_CLI_IDE_SERVER_PORT"))
+// environment checks the GEMINI_CLI_IDE_* variables a terminal may carry,
+// and returns the port they name (0: none).
+func (c *checks) environment(usable []discovery.Entry) int {
+	envPort, _ := strconv.Atoi(c.o.Getenv("GEMINI_CLI_IDE_SERVER_PORT"))
 	var vars []string
 	for _, k := range []string{"GEMINI_CLI_IDE_SERVER_PORT", "GEMINI_CLI_IDE_WORKSPACE_PATH", "GEMINI_CLI_IDE_AUTH_TOKEN", "GEMINI_CLI_IDE_PID", "GEMINI_CLI_IDE_SERVER_STDIO_COMMAND"} {
-		if o.Getenv(k) != "" {
+		if c.o.Getenv(k) != "" {
 			vars = append(vars, k)
 		}
 	}
 	if len(vars) == 0 {
-		add(Info, "environment", "no GEMINI_CLI_IDE_* variables: the CLI picks a companion by its discovery file", "")
+		c.add(Info, "environment", "no GEMINI_CLI_IDE_* variables: the CLI picks a companion by its discovery file", "")
 	} else if envPort > 0 {
 		live := false
 		for _, e := range usable {
@@ -180,24 +209,28 @@ func Run(ctx context.Context, o Options) Report {
 			}
 		}
 		if live {
-			add(OK, "environment", fmt.Sprintf("%s set; GEMINI_CLI_IDE_SERVER_PORT=%d is a live companion", strings.Join(vars, ", "), envPort), "")
+			c.add(OK, "environment", fmt.Sprintf("%s set; GEMINI_CLI_IDE_SERVER_PORT=%d is a live companion", strings.Join(vars, ", "), envPort), "")
 		} else {
-			add(Fail, "environment", fmt.Sprintf("GEMINI_CLI_IDE_SERVER_PORT=%d names no live companion (left over from a stopped one?)", envPort),
+			c.add(Fail, "environment", fmt.Sprintf("GEMINI_CLI_IDE_SERVER_PORT=%d names no live companion (left over from a stopped one?)", envPort),
 				`unset GEMINI_CLI_IDE_SERVER_PORT GEMINI_CLI_IDE_WORKSPACE_PATH GEMINI_CLI_IDE_AUTH_TOKEN GEMINI_CLI_IDE_PID, or eval "$(gemini-ide-companion env)"`)
 		}
 	} else {
-		add(Info, "environment", strings.Join(vars, ", ")+" set", "")
+		c.add(Info, "environment", strings.Join(vars, ", ")+" set", "")
 	}
+	return envPort
+}
 
-	// The companion the CLI would pick.
-	picked := discovery.CLIPick(usable, o.Cwd, o.IDEPID, envPort, o.Alive)
+// pick finds the companion a CLI started in the folder would pick, and
+// whether the CLI would accept it.
+func (c *checks) pick(usable []discovery.Entry, envPort int) *discovery.Entry {
+	picked := discovery.CLIPick(usable, c.o.Cwd, c.o.IDEPID, envPort, c.o.Alive)
 	var chosen *discovery.Entry
 	if len(picked) == 0 {
 		if len(usable) > 0 {
-			add(Fail, "workspace", o.Cwd+" is in no served workspace: the CLI says \"Directory mismatch\"",
-				"run gemini inside a served folder, or start a companion for this one: gemini-ide-companion --workspace "+o.Cwd)
+			c.add(Fail, "workspace", c.o.Cwd+" is in no served workspace: the CLI says \"Directory mismatch\"",
+				"run gemini inside a served folder, or start a companion for this one: gemini-ide-companion --workspace "+c.o.Cwd)
 		} else {
-			add(Fail, "workspace", "no live companion serves "+o.Cwd, "start one first: gemini-ide-companion (in this folder), or :GeminiCli in Neovim; then start gemini")
+			c.add(Fail, "workspace", "no live companion serves "+c.o.Cwd, "start one first: gemini-ide-companion (in this folder), or :GeminiCli in Neovim; then start gemini")
 		}
 	} else {
 		chosen = &picked[0]
@@ -205,57 +238,58 @@ func Run(ctx context.Context, o Options) Report {
 		if len(picked) > 1 {
 			msg += fmt.Sprintf("; %d companions serve this folder", len(picked))
 		}
-		add(OK, "workspace", msg, "")
-		if chosen.File.IDEInfo.DisplayName == "" && o.Getenv("TERM_PROGRAM") != "vscode" && o.Getenv("TERM_PROGRAM") != "sublime" {
-			add(Fail, "IDE gating", "the chosen discovery file has no ideInfo and this terminal is not a VS Code/Sublime/JetBrains one: the CLI says \"IDE integration is not supported in your current environment\"",
+		c.add(OK, "workspace", msg, "")
+		if chosen.File.IDEInfo.DisplayName == "" && c.o.Getenv("TERM_PROGRAM") != "vscode" && c.o.Getenv("TERM_PROGRAM") != "sublime" {
+			c.add(Fail, "IDE gating", "the chosen discovery file has no ideInfo and this terminal is not a VS Code/Sublime/JetBrains one: the CLI says \"IDE integration is not supported in your current environment\"",
 				"use a companion that writes ideInfo (this one does), or run gemini from that IDE's terminal")
 		} else {
-			add(OK, "IDE gating", "the CLI accepts "+name(chosen.File)+" (ideInfo present)", "")
+			c.add(OK, "IDE gating", "the CLI accepts "+name(chosen.File)+" (ideInfo present)", "")
 		}
 	}
+	return chosen
+}
 
-	// The container trap.
-	if _, err := os.Stat(o.DockerEnv); err == nil {
-		if o.Getenv("SSH_CONNECTION") == "" && o.Getenv("REMOTE_CONTAINERS") == "" {
-			add(Fail, "container", o.DockerEnv+" exists and neither SSH_CONNECTION nor REMOTE_CONTAINERS is set: the CLI dials host.docker.internal, not 127.0.0.1",
+// container checks the container trap: in Docker the CLI dials
+// host.docker.internal.
+func (c *checks) container() {
+	if _, err := os.Stat(c.o.DockerEnv); err == nil {
+		if c.o.Getenv("SSH_CONNECTION") == "" && c.o.Getenv("REMOTE_CONTAINERS") == "" {
+			c.add(Fail, "container", c.o.DockerEnv+" exists and neither SSH_CONNECTION nor REMOTE_CONTAINERS is set: the CLI dials host.docker.internal, not 127.0.0.1",
 				"export REMOTE_CONTAINERS=1 before starting gemini (the companion runs in this container)")
 		} else {
-			add(OK, "container", "in a container, but SSH_CONNECTION/REMOTE_CONTAINERS is set: the CLI dials 127.0.0.1", "")
+			c.add(OK, "container", "in a container, but SSH_CONNECTION/REMOTE_CONTAINERS is set: the CLI dials 127.0.0.1", "")
 		}
 	}
+}
 
-	// The gemini on PATH.
-	if path, err := o.LookPath("gemini"); err != nil {
-		add(Warn, "gemini", "no gemini on PATH", "npm install -g @google/gemini-cli@"+TestedCLIVersion)
+// gemini checks the gemini on PATH.
+func (c *checks) gemini(ctx context.Context) {
+	if path, err := c.o.LookPath("gemini"); err != nil {
+		c.add(Warn, "gemini", "no gemini on PATH", "npm install -g @google/gemini-cli@"+TestedCLIVersion)
 	} else {
 		v := cliVersion(ctx, path)
 		switch {
 		case v == "":
-			add(Warn, "gemini", path+": version unknown (gemini --version failed)", "")
+			c.add(Warn, "gemini", path+": version unknown (gemini --version failed)", "")
 		case v == TestedCLIVersion:
-			add(OK, "gemini", fmt.Sprintf("%s %s (the version this project is tested with)", path, v), "")
+			c.add(OK, "gemini", fmt.Sprintf("%s %s (the version this project is tested with)", path, v), "")
 		default:
-			add(Info, "gemini", fmt.Sprintf("%s %s; tested with %s", path, v, TestedCLIVersion), "if /ide misbehaves, try: npm install -g @google/gemini-cli@"+TestedCLIVersion)
+			c.add(Info, "gemini", fmt.Sprintf("%s %s; tested with %s", path, v, TestedCLIVersion), "if /ide misbehaves, try: npm install -g @google/gemini-cli@"+TestedCLIVersion)
 		}
 	}
+}
 
-	// A real authenticated initialize.
+// connection makes a real authenticated initialize against chosen, if a
+// companion was chosen.
+func (c *checks) connection(ctx context.Context, chosen *discovery.Entry) {
 	if chosen != nil {
-		if err := initialize(ctx, o.HTTPClient, chosen.File); err != nil {
-			add(Fail, "connection", fmt.Sprintf("MCP initialize on 127.0.0.1:%d failed: %v", chosen.File.Port, err),
+		if err := initialize(ctx, c.o.HTTPClient, chosen.File); err != nil {
+			c.add(Fail, "connection", fmt.Sprintf("MCP initialize on 127.0.0.1:%d failed: %v", chosen.File.Port, err),
 				"the companion is not answering: restart it (its discovery file may be stale: rm "+chosen.Path+")")
 		} else {
-			add(OK, "connection", fmt.Sprintf("MCP initialize on 127.0.0.1:%d with the file's token succeeded", chosen.File.Port), "")
+			c.add(OK, "connection", fmt.Sprintf("MCP initialize on 127.0.0.1:%d with the file's token succeeded", chosen.File.Port), "")
 		}
 	}
-
-	r.WouldConnect = true
-	for _, f := range r.Findings {
-		if f.Level == Fail {
-			r.WouldConnect = false
-		}
-	}
-	return r
 }
 
 func name(f discovery.File) string {
