@@ -125,11 +125,6 @@ func (d Diff) OriginalIs(text *string) bool {
 	return int64(len(*text)) == d.OriginalPrint.Size && PrintOf(*text) == *d.OriginalPrint
 }
 
-// Stowed reports whether the diff's texts left memory (Registry.Stow).
-func (d Diff) Stowed() bool {
-	return d.stored != nil
-}
-
 // ProposedText returns the proposed content, read back from the spool when
 // the diff is stowed. It fails, and says why, when the spool file cannot be
 // read or no longer holds exactly what was written to it.
@@ -168,12 +163,6 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{files: map[string]*entry{}}
-}
-
-// Open registers a proposal for path with no particular owner: the newest
-// replaces any earlier one. It is Propose for a single client.
-func (r *Registry) Open(path string, original *string, proposed string) (d Diff, replaced *Diff) {
-	return r.Propose(path, "", original, proposed)
 }
 
 // Propose registers owner's proposal for path. With nothing shown for path it
@@ -232,17 +221,12 @@ func (r *Registry) Get(path string) (Diff, bool) {
 	return *e.shown, true
 }
 
-// Resolve moves the diff shown for path to a final state (Accepted,
-// Rejected or Closed) and returns it. It reports false when no diff is shown
-// for path, or when to is not a final state: the decision is late or
-// unknown and must be refused. The first queued proposal for path, if any,
-// is shown next once the caller calls Next.
-func (r *Registry) Resolve(path string, to State) (Diff, bool) {
-	return r.resolve(path, 0, to)
-}
-
-// ResolveID is Resolve for one particular diff: it does nothing if the diff
-// shown for path is not id (it was decided or replaced meanwhile).
+// ResolveID moves the diff shown for path, if it is id, to a final state
+// (Accepted, Rejected or Closed) and returns it. It reports false when no
+// diff is shown for path, when the one shown is not id (it was decided or
+// replaced meanwhile), or when to is not a final state: the decision is
+// late or unknown and must be refused. The first queued proposal for path,
+// if any, is shown next once the caller calls Next.
 func (r *Registry) ResolveID(path string, id uint64, to State) (Diff, bool) {
 	return r.resolve(path, id, to)
 }

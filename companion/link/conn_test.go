@@ -46,12 +46,14 @@ func pipePeer(t *testing.T, h Handler, opts ...Option) (*Conn, io.WriteCloser, *
 	outR, outW := io.Pipe()
 	c := New(inR, outW, h, opts...)
 	done := make(chan error, 1)
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		err := c.Serve(context.Background())
 		outW.Close()
 		done <- err
 	}()
-	t.Cleanup(func() { inW.Close(); <-c.Done() })
+	t.Cleanup(func() { inW.Close(); <-served })
 	return c, inW, bufio.NewReader(outR), done
 }
 
