@@ -121,7 +121,8 @@ func (in *intake) take(key string) (string, bool) {
 // When the last large body was of about this size (the CLI proposing again
 // to the same large file), its freed pages fit the new one and stay
 // mapped: handing them back to the system would only have the kernel map
-// them again, a page fault per 4 KiB (docs/performance.md, "Kept pages").
+// them again, a page fault per 4 KiB (docs/performance.md, "Kept
+// pages").
 // Otherwise the freed pages go back to the system, so that those of
 // smaller proposals (too small or scattered for a large text) do not stay
 // resident beside it, nor those of a much larger one after it.

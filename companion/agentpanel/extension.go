@@ -1,9 +1,10 @@
 package agentpanel
 
 import (
+	"github.com/rs/zerolog"
+
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
-	"github.com/rs/zerolog"
 )
 
 // Extension returns the agent panel as an editor link extension: it serves
