@@ -46,7 +46,7 @@ func (p *Panel) listCommands(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listCommands: %w", err)
 	}
-	resp, err := p.hc.Do(req)
+	resp, err := ag.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("listCommands: %w", err)
 	}
@@ -101,7 +101,7 @@ func (p *Panel) execute(ctx context.Context, ag *agent.Agent, command string, bo
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.hc.Do(req)
+	resp, err := ag.Do(req)
 	if err != nil {
 		return err
 	}
