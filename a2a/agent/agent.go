@@ -118,9 +118,9 @@ func Load(ctx context.Context, raw string, hc *http.Client, opts ...Option) (*Ag
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		if len(o.header) == 0 {
-			return nil, fmt.Errorf("agent at %s refused us (HTTP %s): it wants credentials; give them with the header or token option of the program that attaches to it", base, resp.Status)
+			return nil, fmt.Errorf("agent at %s (HTTP %s): %w", base, resp.Status, ErrUnauthorized)
 		}
-		return nil, fmt.Errorf("agent at %s refused the credentials given for it (HTTP %s)", base, resp.Status)
+		return nil, fmt.Errorf("agent at %s refused the credentials given for it (HTTP %s): %w", base, resp.Status, ErrUnauthorized)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("agent card at %s: HTTP %s", base+CardPath, resp.Status)
@@ -210,6 +210,10 @@ func ConfirmMessage(taskID, contextID, callID, outcome string) *a2a.Message {
 	m.TaskID, m.ContextID = a2a.TaskID(taskID), contextID
 	return m
 }
+
+// ErrUnauthorized reports an agent that refused the client: it wants
+// credentials (see [WithHeader]) that were not given, or not these.
+var ErrUnauthorized = errors.New("the agent wants credentials")
 
 // ErrStreamEnded reports a stream that closed before the agent ended its turn.
 var ErrStreamEnded = errors.New("the agent's event stream ended before the turn did")

@@ -266,6 +266,9 @@ func attach(url string, hc *http.Client, header http.Header) mcptools.GeminiAgen
 			}
 		}
 		got, err := agent.Load(lctx, url, hc, agent.WithHeader(h))
+		if errors.Is(err, agent.ErrUnauthorized) {
+			return nil, fmt.Errorf("%w; give them with --agent-header-file FILE or --agent-token-env VAR", err)
+		}
 		if err != nil {
 			return nil, err
 		}
