@@ -393,3 +393,48 @@ func TestProtectedServerStreams(t *testing.T) {
 		t.Fatalf("statuses %q, output %q, text %q; want the command's output and the final answer", seen, output, text)
 	}
 }
+
+// TestAgentCredentials: a protected server the bridge did not start, and
+// whose secret it cannot find (another temporary folder), is attached with
+// --agent and credentials from an environment variable or a header file,
+// never from the command line; without them the bridge says the agent
+// wants credentials.
+func TestAgentCredentials(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	srv := sb.startAgent(t)
+	token := strings.TrimPrefix(srv.Header().Get("Authorization"), "Bearer ")
+	elsewhere := "TMPDIR=" + t.TempDir()
+
+	b := startBridge(t, []string{elsewhere}, "--agent", srv.URL)
+	b.fails(t, "gemini_consult", map[string]any{"question": "there?"}, "wants credentials; give them with --agent-header-file FILE or --agent-token-env VAR")
+
+	sb.fake.Reply(fakegemini.Text("Token taken."))
+	b = startBridge(t, []string{elsewhere, "MY_A2A_TOKEN=" + token}, "--agent", srv.URL, "--agent-token-env", "MY_A2A_TOKEN")
+	if out := b.ok(t, "gemini_consult", map[string]any{"question": "there?"}); out["response"] != "Token taken." {
+		t.Fatalf("consult with --agent-token-env = %v", out)
+	}
+	if ag := b.ok(t, "load_agent", map[string]any{"url": srv.URL, "name": "same"}); ag["url"] != srv.URL {
+		t.Fatalf("load_agent of --agent's URL = %v", ag)
+	}
+
+	file := filepath.Join(t.TempDir(), "headers")
+	if err := os.WriteFile(file, []byte("# the agent's token\nAuthorization: Bearer "+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb.fake.Reply(fakegemini.Text("File taken."))
+	b = startBridge(t, []string{elsewhere}, "--agent", srv.URL, "--agent-header-file", file)
+	if out := b.ok(t, "gemini_consult", map[string]any{"question": "there?"}); out["response"] != "File taken." {
+		t.Fatalf("consult with --agent-header-file = %v", out)
+	}
+
+	out, err := exec.Command(bridgeBin, "--agent-token-env", "MY_A2A_TOKEN").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "go with --agent") {
+		t.Fatalf("--agent-token-env without --agent: %v: %s", err, out)
+	}
+	cmd := exec.Command(bridgeBin, "--agent", srv.URL, "--agent-token-env", "NOT_SET_ANYWHERE")
+	cmd.Env = append(os.Environ(), "NOT_SET_ANYWHERE=")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "NOT_SET_ANYWHERE is not set or empty") {
+		t.Fatalf("--agent-token-env of an empty variable: %v: %s", err, out)
+	}
+}
