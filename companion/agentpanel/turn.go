@@ -101,7 +101,7 @@ func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) 
 			}
 			return
 		}
-		p.apply(u)
+		p.apply(ctx, u)
 		if u.Final {
 			return
 		}
@@ -112,9 +112,15 @@ func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) 
 	}
 }
 
-// apply forwards one event of the agent and keeps the panel's state.
-func (p *Panel) apply(u agent.Update) {
+// apply forwards one event of the agent and keeps the panel's state. An
+// event read before ctx ended (agent/cancel ends it) but applied after is
+// dropped: it would bring back the task that cancel has just let go.
+func (p *Panel) apply(ctx context.Context, u agent.Update) {
 	p.mu.Lock()
+	if ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
 	if u.TaskID != "" {
 		p.taskID = u.TaskID
 	}
@@ -137,13 +143,13 @@ func (p *Panel) apply(u agent.Update) {
 		p.emit(Event{Type: "notice", Text: u.Text})
 	}
 	if u.Final {
-		p.turnEnded(u.State, u.Text)
+		p.turnEnded(ctx, u.State, u.Text)
 	}
 }
 
-func (p *Panel) turnEnded(state a2a.TaskState, text string) {
+func (p *Panel) turnEnded(ctx context.Context, state a2a.TaskState, text string) {
 	p.mu.Lock()
-	if p.canceling {
+	if p.canceling || ctx.Err() != nil {
 		p.mu.Unlock()
 		return // agent/cancel reports how the turn ended
 	}
