@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirou/gopsutil/v4/process"
+
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -427,3 +429,14 @@ func readFile(t testing.TB, path string) (string, bool) {
 }
 
 func osWrite(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+// processWith reports whether a process's command line contains marker.
+func processWith(marker string) bool {
+	procs, _ := process.Processes()
+	for _, p := range procs {
+		if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+			return true
+		}
+	}
+	return false
+}
