@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
 )
 
@@ -309,6 +310,11 @@ func (a *Agent) loadSession(ctx context.Context, p loadSessionParams) (any, erro
 		return nil, errorf(CodeNotFound, "unknown session %q (%s)", p.SessionID, where)
 	}
 	s := live
+	if s == nil && a.opts.AgentURL == "" && r.TaskID != "" && !a.reachable(ctx, r.AgentURL) {
+		// The server that held the task was started by an earlier
+		// gemini-a2a-acp and stopped with it.
+		return nil, errGone(p.SessionID, fmt.Errorf("its server at %s is gone", r.AgentURL))
+	}
 	if s == nil {
 		var err error
 		if s, err = a.open(ctx, p.SessionID, filepath.Clean(p.Cwd), p.McpServers); err != nil {
@@ -326,6 +332,17 @@ func (a *Agent) loadSession(ctx context.Context, p loadSessionParams) (any, erro
 	}
 	s.save()
 	return afterAnswer{Result: struct{}{}, Then: func() { s.sendCommands(ctx) }}, nil
+}
+
+// reachable reports whether an A2A agent answers at url.
+func (a *Agent) reachable(ctx context.Context, url string) bool {
+	if url == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err := agent.Load(ctx, url, a.opts.HTTPClient)
+	return err == nil
 }
 
 // errGone words a task the A2A server no longer knows.

@@ -722,7 +722,7 @@ func (s *session) replay(ctx context.Context, r record) error {
 	}
 	gctx, cancel := context.WithTimeout(ctx, s.a.opts.Timeout)
 	defer cancel()
-	task, err := b.ag.GetTask(gctx, r.TaskID)
+	task, err := b.ag.TaskHistory(gctx, r.TaskID)
 	if err != nil {
 		return errGone(s.id, err)
 	}

@@ -127,6 +127,18 @@ func (a *Agent) GetTask(ctx context.Context, id string) (*a2a.Task, error) {
 	return &t, nil
 }
 
+// TaskHistory returns the task id with its whole history (A2A tasks/get
+// with a historyLength: without one, the a2a-js server Gemini CLI's A2A
+// server is built on sends the task with an empty history).
+func (a *Agent) TaskHistory(ctx context.Context, id string) (*a2a.Task, error) {
+	n := 1 << 30
+	var t a2a.Task
+	if err := a.rpc.call(ctx, "tasks/get", &a2a.TaskQueryParams{ID: a2a.TaskID(id), HistoryLength: &n}, &t); err != nil {
+		return nil, a.wrap("tasks/get", err)
+	}
+	return &t, nil
+}
+
 // Cancel asks the agent to cancel task id (A2A tasks/cancel).
 func (a *Agent) Cancel(ctx context.Context, id string) (*a2a.Task, error) {
 	var t a2a.Task
