@@ -440,3 +440,13 @@ func processWith(marker string) bool {
 	}
 	return false
 }
+
+// killWith kills every process whose command line contains marker.
+func killWith(marker string) {
+	procs, _ := process.Processes()
+	for _, p := range procs {
+		if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+			_ = p.Kill()
+		}
+	}
+}
