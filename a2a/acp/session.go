@@ -3,7 +3,9 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -474,6 +476,9 @@ func (s *session) prepare(ctx context.Context, st *toolState) {
 		return
 	}
 	st.original = nil
+	if _, err := os.Stat(c.FilePath); errors.Is(err, fs.ErrNotExist) {
+		return // a new file: no old text
+	}
 	if read, _ := s.a.clientFS(); read {
 		var res readTextFileResult
 		rctx, cancel := context.WithTimeout(ctx, s.a.opts.Timeout)
