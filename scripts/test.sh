@@ -23,8 +23,10 @@ passed=0
 failed=0
 failures=()
 
+timings=()
+
 step() {
-	local name="$1"
+	local name="$1" start=$SECONDS
 	shift
 	echo
 	echo "==> $name"
@@ -35,6 +37,7 @@ step() {
 		failures+=("$name")
 		echo "FAILED: $name"
 	fi
+	timings+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
 }
 
 want() { [[ "$only" == all || "$only" == "$1" ]]; }
@@ -210,6 +213,10 @@ want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.s
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 
+echo
+echo "time per step:"
+printf '  %s\n' "${timings[@]}"
+echo "  total: $SECONDS s"
 echo
 [[ -s "$fuzz_log.failed" ]] && cat "$fuzz_log.failed"
 if ((failed > 0)); then

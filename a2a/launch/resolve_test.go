@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
 )
 
 // npmCmdShim is what npm 11 (cmd-shim) writes as PREFIX\gemini-cli-a2a-server.cmd
@@ -56,6 +59,7 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) string {
 
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
+	testproc.NeedSymlinks(t)
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +132,11 @@ func TestShimsLeadToTheScript(t *testing.T) {
 	shim := writeFile(t, filepath.Join(pnpm, "bin", ServerBin), npmShShim, 0o755)
 	if got, ok := nodeScript(shim); !ok || filepath.Clean(got) != script {
 		t.Fatalf("script of %s = %q, %v; want %s", shim, got, ok, script)
+	}
+	if runtime.GOOS == "windows" {
+		// A shell shim without an extension is no command on Windows: the
+		// .cmd beside it is the one found there (above).
+		return
 	}
 	cmd, err := Find(t.TempDir(), []string{"PATH=" + filepath.Join(pnpm, "bin")}, "")
 	if err != nil {

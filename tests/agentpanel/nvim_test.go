@@ -166,7 +166,7 @@ func TestNvimAgentPanel(t *testing.T) {
 		w.fake.Reply(fakegemini.Text("Done editing."))
 		n.ex(t, "GeminiAgent rewrite the notes")
 		// The view's status lines, as docs/agent-panel.md shows them.
-		p.WaitFor(t, "notes.txt (proposed by Gemini)  :w accepts with your edits  :q rejects  (CLI agent)", turnTimeout)
+		p.WaitFor(t, ":w accepts  :q rejects  notes.txt (proposed by Gemini)  (CLI agent)", turnTimeout)
 		p.WaitFor(t, "notes.txt (now, read-only)", 5*time.Second)
 		p.WaitFor(t, "agent line", 10*time.Second)
 		// The user changes the proposal's line, then saves it.
