@@ -57,6 +57,8 @@ func code(m map[string]any) int {
 // Bad input gets the JSON-RPC error that names it, and the agent reads on.
 func TestBadInputErrors(t *testing.T) {
 	in, sc := serve(t)
+	dir := t.TempDir()
+	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	for _, c := range []struct {
 		line string
 		code int
@@ -68,8 +70,8 @@ func TestBadInputErrors(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":3,"method":"nope"}`, CodeMethodNotFound, 3.0},
 		{`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"x","prompt":[]}}`, CodeNotFound, 4.0},
 		{`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"rel","mcpServers":[]}}`, CodeInvalidParams, 5.0},
-		{`{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"/no/such/dir/at/all","mcpServers":[]}}`, CodeInvalidParams, 6.0},
-		{`{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"0123","cwd":"/","mcpServers":[]}}`, CodeNotFound, 7.0},
+		{`{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":` + quoted(filepath.Join(dir, "missing")) + `,"mcpServers":[]}}`, CodeInvalidParams, 6.0},
+		{`{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"0123","cwd":` + quoted(dir) + `,"mcpServers":[]}}`, CodeNotFound, 7.0},
 		{`{"jsonrpc":"2.0","id":8,"method":"session/prompt"}`, CodeInvalidParams, 8.0},
 	} {
 		if _, err := io.WriteString(in, c.line+"\n"); err != nil {
@@ -115,7 +117,7 @@ func TestMCPHome(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "GEMINI.md"), []byte("memory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcpHome([]string{"HOME=" + home, "GEMINI_CLI_HOME="}, []McpServer{
+	h, err := mcpHome([]string{"HOME=" + home, "USERPROFILE=" + home, "GEMINI_CLI_HOME="}, []McpServer{
 		{Name: "notes", Command: "appendmcp", Args: []string{"-file", "n"}, Env: []nameValue{{"K", "V"}}},
 		{Type: "http", Name: "web", URL: "http://127.0.0.1:9/mcp", Headers: []nameValue{{"Authorization", "x"}}},
 		{Type: "sse", Name: "events", URL: "http://127.0.0.1:9/sse"},
