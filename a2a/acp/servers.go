@@ -311,11 +311,15 @@ func mcpHome(env []string, mcp []McpServer) (string, error) {
 	return home, nil
 }
 
-// link makes dst a symbolic link to src; where links cannot be made (Windows
-// without the privilege) a file is copied and a folder left out.
+// link makes dst a symbolic link to src; where links cannot be made
+// (Windows without the privilege, or Wine, whose links say they were made
+// and are not there) a file is copied and a folder left out.
 func link(src, dst string) {
 	if os.Symlink(src, dst) == nil {
-		return
+		if _, err := os.Stat(dst); err == nil {
+			return
+		}
+		_ = os.Remove(dst)
 	}
 	st, err := os.Stat(src)
 	if err != nil || st.IsDir() {
