@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +188,84 @@ func TestKinds(t *testing.T) {
 		if got := acpKind(&c.tc); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.tc, got, c.want)
 		}
+	}
+}
+
+// Any A2A agent, not only Gemini CLI's: its streamed messages are the
+// answer, a completed task ends the turn, and the next prompt starts a new
+// task in the same context.
+func TestGenericA2AAgent(t *testing.T) {
+	var mu sync.Mutex
+	var taskIDs []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"name":"echo","url":"http://x/","protocolVersion":"0.3.0","capabilities":{"streaming":true}}`)
+			return
+		}
+		var req struct {
+			Params struct {
+				Message struct {
+					TaskID    string `json:"taskId"`
+					ContextID string `json:"contextId"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		taskIDs = append(taskIDs, req.Params.Message.TaskID)
+		n := len(taskIDs)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		task := fmt.Sprintf("task-%d", n)
+		for _, ev := range []string{
+			`{"kind":"status-update","taskId":"` + task + `","contextId":"ctx","final":false,"status":{"state":"working","message":{"kind":"message","messageId":"m1","role":"agent","parts":[{"kind":"text","text":"echo "}]}}}`,
+			`{"kind":"status-update","taskId":"` + task + `","contextId":"ctx","final":true,"status":{"state":"completed","message":{"kind":"message","messageId":"m2","role":"agent","parts":[{"kind":"text","text":"done"}]}}}`,
+		} {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}\n\n", ev)
+		}
+	}))
+	defer srv.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Serve(context.Background(), inR, outW, Options{AgentURL: srv.URL, Timeout: 5 * time.Second, HTTPClient: agent.NewHTTPClient()})
+		outW.Close()
+	}()
+	defer func() { inW.Close(); <-done }()
+	sc := bufio.NewScanner(outR)
+	send := func(id int, method string, params any) map[string]any {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := inW.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			m := next(t, sc)
+			if v, ok := m["id"].(float64); ok && int(v) == id && m["method"] == nil {
+				return m
+			}
+			if m["method"] == "session/update" {
+				u := m["params"].(map[string]any)["update"].(map[string]any)
+				if u["sessionUpdate"] == "agent_message_chunk" {
+					mu.Lock()
+					taskIDs = append(taskIDs, "chunk:"+u["content"].(map[string]any)["text"].(string))
+					mu.Unlock()
+				}
+			}
+		}
+	}
+	send(1, "initialize", map[string]any{"protocolVersion": 1})
+	sid := send(2, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["result"].(map[string]any)["sessionId"]
+	for i := 3; i <= 4; i++ {
+		res := send(i, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+		if r, _ := res["result"].(map[string]any); r["stopReason"] != "end_turn" {
+			t.Fatalf("prompt %d: %v", i, res)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"", "chunk:echo ", "chunk:done", "", "chunk:echo ", "chunk:done"}; strings.Join(taskIDs, "|") != strings.Join(want, "|") {
+		t.Fatalf("task ids sent and chunks received %q; want %q", taskIDs, want)
 	}
 }

@@ -254,6 +254,9 @@ func (s *session) run(ctx context.Context, t *turn, msg *a2a.Message) (string, e
 		}
 		st := s.nextAwaiting(t)
 		if st == nil {
+			if final.State.Terminal() {
+				s.endTask() // another A2A agent's completed task takes no more messages
+			}
 			return StopEndTurn, nil
 		}
 		outcome, err := s.ask(ctx, st)
