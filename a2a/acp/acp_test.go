@@ -269,3 +269,22 @@ func TestGenericA2AAgent(t *testing.T) {
 		t.Fatalf("task ids sent and chunks received %q; want %q", taskIDs, want)
 	}
 }
+
+// A line longer than the limit is answered with a parse error and skipped
+// to its end; the next line is served.
+func TestLongLine(t *testing.T) {
+	old := maxLine
+	maxLine = 1 << 10
+	defer func() { maxLine = old }()
+	in, sc := serve(t)
+	go func() {
+		_, _ = io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`+strings.Repeat("a", 200<<10)+`"}}`+"\n")
+		_, _ = io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	}()
+	if m := next(t, sc); code(m) != CodeParseError || m["id"] != nil {
+		t.Fatalf("long line answered %v", m)
+	}
+	if m := next(t, sc); m["id"] != 2.0 || m["result"] == nil {
+		t.Fatalf("the line after it answered %v", m)
+	}
+}

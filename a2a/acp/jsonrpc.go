@@ -23,8 +23,8 @@ const (
 )
 
 // maxLine bounds one incoming message (a prompt with embedded files can be
-// large; an endless line is refused).
-const maxLine = 64 << 20
+// large; an endless line is refused). A variable for the tests.
+var maxLine = 64 << 20
 
 // Error is a JSON-RPC error answer.
 type Error struct {

@@ -211,7 +211,7 @@ func TestEditApprovedWithoutClientFS(t *testing.T) {
 }
 
 // A shell command is asked (kind execute, the command shown) and, denied,
-// does not run. Then a long command is allowed and cancelled while it
+// does not run; nor does one whose permission request the client cancels. Then a long command is allowed and cancelled while it
 // runs: the prompt answers cancelled, the command's process is gone and
 // the file it would have written after its sleep never appears; the
 // session then answers the next prompt.
@@ -235,6 +235,16 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	}
 	if _, exists := readFile(t, filepath.Join(sb.ws, "denied.txt")); exists {
 		t.Fatal("the denied command ran")
+	}
+
+	// A permission request the client cancels denies the call.
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch unanswered.txt"}))
+	c.ok(map[string]any{"op": "permission", "answer": "cancelled"}, nil)
+	if got := c.stopReason(c.prompt(sid, "touch another")); got != "end_turn" {
+		t.Fatalf("stop reason %q", got)
+	}
+	if _, exists := readFile(t, filepath.Join(sb.ws, "unanswered.txt")); exists {
+		t.Fatal("a command whose permission request was cancelled ran")
 	}
 
 	const marker = "30.5171"

@@ -63,7 +63,8 @@ func TestClientMCPServersReachTheAgent(t *testing.T) {
 // server run by the user (--agent), the session's task is still there, and
 // session/load replays it (the user's prompt, the agent's text, its tool
 // call, finished) before it answers; the next prompt goes on in the same
-// conversation. With a server the adapter started, the task died with it,
+// conversation. (The client's MCP servers cannot reach a server the user
+// runs: session/new says which were not passed on.) With a server the adapter started, the task died with it,
 // and session/load says so.
 func TestLoadAfterRestart(t *testing.T) {
 	t.Parallel()
@@ -80,7 +81,23 @@ func TestLoadAfterRestart(t *testing.T) {
 	sb.fake.Reply(fakegemini.Text("First answer."))
 	c1 := startAdapter(t, sb, "--agent", srv.URL)
 	c1.initialize(true)
-	sid := c1.newSession(sb.ws)
+	// The server is the user's: the client's MCP servers are not passed on,
+	// and the answer says so.
+	var res struct {
+		SessionID string `json:"sessionId"`
+		Meta      struct {
+			Adapter struct {
+				Ignored []string `json:"mcpServersIgnored"`
+			} `json:"gemini-a2a-acp"`
+		} `json:"_meta"`
+	}
+	c1.ok(map[string]any{"op": "new", "cwd": sb.ws, "mcpServers": []any{
+		map[string]any{"name": "notes", "command": "true", "args": []string{}, "env": []any{}},
+	}}, &res)
+	sid := res.SessionID
+	if len(res.Meta.Adapter.Ignored) != 1 || res.Meta.Adapter.Ignored[0] != "notes" {
+		t.Fatalf("session/new with --agent and an MCP server: %+v; want it named as not passed on", res)
+	}
 	if got := c1.stopReason(c1.prompt(sid, "first question")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}
