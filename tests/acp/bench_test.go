@@ -107,6 +107,9 @@ func BenchmarkACPOverhead(b *testing.B) {
 	target, _ := url.Parse(srv.URL)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
+	// One upstream connection per request: the server ties a turn to the
+	// connection that started it, so the proxy must not pool or share them.
+	rp.Transport = &http.Transport{Proxy: nil, DisableKeepAlives: true}
 	rp.ModifyResponse = func(r *http.Response) error {
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
 			r.Body = &tapBody{ReadCloser: r.Body, s: tap}
