@@ -107,3 +107,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     (err) => out({ ev: "result", op: op.op, tag: op.tag, error: { code: err.code, message: err.message, data: err.data } }),
   );
 }
+// The end of the script: the agent's input is closed, as an editor closes
+// it, and the client ends with the agent.
+child.stdin.end();
+child.on("exit", () => process.exit(0));
+if (child.exitCode !== null || child.signalCode !== null) process.exit(0);
