@@ -210,11 +210,13 @@ func TestEditApprovedWithoutClientFS(t *testing.T) {
 	}
 }
 
-// A shell command is asked (kind execute, the command shown) and, denied,
-// does not run; nor does one whose permission request the client cancels. Then a long command is allowed and cancelled while it
-// runs: the prompt answers cancelled, the command's process is gone and
-// the file it would have written after its sleep never appears; the
-// session then answers the next prompt.
+// Cancel stops a command for real: cancelled the moment the server says it
+// runs (before the server has spawned it), and cancelled while it runs,
+// the prompt answers cancelled, the command's process is gone and the file
+// it would have written after its sleep never appears. A shell command is
+// asked (kind execute, the command shown) and, denied, does not run; nor
+// does one whose permission request the client cancels. After a cancel
+// the session answers the next prompt.
 func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
@@ -222,12 +224,35 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	c.initialize(true)
 	sid := c.newSession(sb.ws)
 
+	// The session's first prompt: a command allowed and cancelled the moment
+	// the server says it runs: the server may spawn it only after the
+	// cancel reached it (its shell tool starts slowly the first time), and
+	// it must still not run to its end.
+	const early = "30.6263"
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + early + " && touch early.txt"}))
+	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
+	from := len(c.events())
+	tag := c.prompt(sid, "run the other slow one")
+	c.wait(from, 2*time.Minute, "the command to run", func(e event) bool {
+		return e.Ev == "update" && e.Update.SessionUpdate == "tool_call_update" && e.Update.Status == "in_progress"
+	})
+	c.ok(map[string]any{"op": "cancel", "sessionId": sid}, nil)
+	if got := c.stopReason(tag); got != "cancelled" {
+		t.Fatalf("stop reason after an early cancel %q, want cancelled", got)
+	}
+	t.Cleanup(func() { killWith(early) })
+	testkit.WaitNoProcess(t, early)
+	if _, exists := readFile(t, filepath.Join(sb.ws, "early.txt")); exists {
+		t.Fatal("the command cancelled as it started still wrote its file")
+	}
+
 	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch denied.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:reject_once"}, nil)
+	from = len(c.events())
 	if got := c.stopReason(c.prompt(sid, "touch it")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}
-	perm, _ := c.wait(0, time.Second, "the permission request", func(e event) bool { return e.Ev == "permission" })
+	perm, _ := c.wait(from, time.Second, "the permission request", func(e event) bool { return e.Ev == "permission" })
 	var pp permissionParams
 	_ = json.Unmarshal(perm.Params, &pp)
 	if pp.ToolCall.Kind != "execute" || !strings.Contains(string(pp.ToolCall.Content), "touch denied.txt") || !strings.Contains(pp.ToolCall.Title, "touch denied.txt") {
@@ -250,8 +275,8 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	const marker = "30.5171"
 	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + marker + " && touch late.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
-	from := len(c.events())
-	tag := c.prompt(sid, "run the slow one")
+	from = len(c.events())
+	tag = c.prompt(sid, "run the slow one")
 	c.wait(from, 2*time.Minute, "the command to run", func(e event) bool {
 		return e.Ev == "update" && e.Update.SessionUpdate == "tool_call_update" && e.Update.Status == "in_progress"
 	})
