@@ -165,6 +165,18 @@ func (a *Agent) GetTask(ctx context.Context, id string) (*a2a.Task, error) {
 	return &t, nil
 }
 
+// TaskHistory returns the task id with its whole history (A2A tasks/get
+// with a historyLength: without one, the a2a-js server Gemini CLI's A2A
+// server is built on sends the task with an empty history).
+func (a *Agent) TaskHistory(ctx context.Context, id string) (*a2a.Task, error) {
+	n := 1 << 30
+	var t a2a.Task
+	if err := a.rpc.call(ctx, "tasks/get", &a2a.TaskQueryParams{ID: a2a.TaskID(id), HistoryLength: &n}, &t); err != nil {
+		return nil, a.wrap("tasks/get", err)
+	}
+	return &t, nil
+}
+
 // Cancel asks the agent to cancel task id (A2A tasks/cancel).
 func (a *Agent) Cancel(ctx context.Context, id string) (*a2a.Task, error) {
 	var t a2a.Task
@@ -241,6 +253,34 @@ func ReadHeaderFile(path string) (http.Header, error) {
 	}
 	if len(h) == 0 {
 		return nil, fmt.Errorf("header file %s has no \"Name: value\" line", path)
+	}
+	return h, nil
+}
+
+// UserCredentials reads what a user gives a command for an agent they
+// started themselves, never on the command line: headers from file (see
+// [ReadHeaderFile]) and a bearer token from the environment variable
+// tokenEnv. Either may be ""; with neither it returns nil.
+func UserCredentials(file, tokenEnv string) (http.Header, error) {
+	h := http.Header{}
+	if file != "" {
+		fh, err := ReadHeaderFile(file)
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range fh {
+			h[k] = vs
+		}
+	}
+	if tokenEnv != "" {
+		token := strings.TrimSpace(os.Getenv(tokenEnv))
+		if token == "" {
+			return nil, fmt.Errorf("the environment variable %s is not set or empty", tokenEnv)
+		}
+		h.Set("Authorization", "Bearer "+token)
+	}
+	if len(h) == 0 {
+		return nil, nil
 	}
 	return h, nil
 }

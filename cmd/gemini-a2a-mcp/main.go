@@ -206,25 +206,9 @@ func userHeader(agentURL, file, tokenEnv string) (http.Header, error) {
 	if (file != "" || tokenEnv != "") && agentURL == "" {
 		return nil, errors.New("--agent-header-file and --agent-token-env go with --agent (a server the bridge starts needs neither)")
 	}
-	h := http.Header{}
-	if file != "" {
-		fh, err := agent.ReadHeaderFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("--agent-header-file: %w", err)
-		}
-		for k, vs := range fh {
-			h[k] = vs
-		}
-	}
-	if tokenEnv != "" {
-		token := strings.TrimSpace(os.Getenv(tokenEnv))
-		if token == "" {
-			return nil, fmt.Errorf("--agent-token-env: the environment variable %s is not set or empty", tokenEnv)
-		}
-		h.Set("Authorization", "Bearer "+token)
-	}
-	if len(h) == 0 {
-		return nil, nil
+	h, err := agent.UserCredentials(file, tokenEnv)
+	if err != nil {
+		return nil, fmt.Errorf("--agent credentials: %w", err)
 	}
 	return h, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
 )
 
 func (p *Panel) agentOrErr() (*agent.Agent, error) {
@@ -135,8 +136,8 @@ func (p *Panel) apply(ctx context.Context, u agent.Update) {
 	case u.Tool != nil:
 		p.tool(u.Tool)
 	case u.Kind == agent.KindThought:
-		subject, desc, _ := strings.Cut(u.Text, ": ")
-		p.emit(Event{Type: "thought", Thought: &Thought{Subject: subject, Description: desc}})
+		th := rfc.ThoughtOf(u)
+		p.emit(Event{Type: "thought", Thought: &th})
 	case u.Kind == agent.KindText && u.Text != "":
 		p.emit(Event{Type: "text", Text: u.Text})
 	case u.Kind == agent.KindStateChange && u.Text != "" && !u.Final:
