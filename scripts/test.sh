@@ -189,6 +189,9 @@ if want go || want a2a; then
 	step "npm ci (tests/a2a)" npm_deps tests/a2a
 	# Claude Code, as a second real MCP client of the bridge.
 	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
+	# The ACP clients of gemini-a2a-acp's tests: the official SDK, acpx and
+	# the Node 22 acpx needs.
+	step "npm ci (tests/acp)" npm_deps tests/acp
 	# The A2A server as a user installs it (npm install -g), for the bridge's
 	# and the agent panel's end-to-end tests: they find it on PATH.
 	step "npm install -g (tests/a2a/npm-global)" npm_global tests/a2a/npm-global @google/gemini-cli-a2a-server 0.25.2
@@ -203,8 +206,9 @@ if want go; then
 	step "go test -race" go_tests
 fi
 # (in a full run the A2A tests are part of "go test -race" above)
-[[ "$only" == a2a ]] && step "A2A bridge and agent panel tests (tests/a2a, tests/agentpanel)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/
+[[ "$only" == a2a ]] && step "A2A bridge, agent panel and ACP agent tests (tests/a2a, tests/agentpanel, tests/acp)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/ ./tests/acp/
 { want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
+{ want bench || [[ "$only" == a2a ]]; } && step "ACP agent benchmark" scripts/bench-acp.sh
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests

@@ -84,7 +84,7 @@ build() { GOOS=windows GOARCH=amd64 go "$@"; }
 go_unit_tests() {
 	# Every package whose code differs on Windows, and those that call it
 	# with Windows paths.
-	local pkgs=(internal/osproc internal/fspath internal/dirwatch discovery diffview cmd/gemini-ide-companion/doctor companion companion/proposals companion/editorlink a2a/launch)
+	local pkgs=(internal/osproc internal/fspath internal/dirwatch discovery diffview cmd/gemini-ide-companion/doctor companion companion/proposals companion/editorlink a2a/launch a2a/acp)
 	local pkg exe failed=0
 	for pkg in "${pkgs[@]}"; do
 		exe="$cache/bin/$(echo "$pkg" | tr / _).test.exe"

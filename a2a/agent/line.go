@@ -292,7 +292,7 @@ func newTurnConn(a *Agent) *turnConn {
 			return w, nil
 		},
 	}
-	tc.rpc = &rpcClient{url: a.rpc.url, hc: &http.Client{Transport: tc.tr}}
+	tc.rpc = &rpcClient{url: a.rpc.url, hc: &http.Client{Transport: tc.tr}, header: a.rpc.header}
 	tc.wg.Add(1)
 	go tc.keepBusy(a.URL + CardPath)
 	return tc
@@ -322,7 +322,7 @@ func (tc *turnConn) keepBusy(cardURL string) {
 		if conn == nil || conn.isClosed() {
 			return
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+		req, err := tc.rpc.request(ctx, http.MethodGet, cardURL, nil)
 		if err != nil {
 			return
 		}

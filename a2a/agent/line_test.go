@@ -3,10 +3,13 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +37,11 @@ type fakeServer struct {
 	// closeTurnConn makes the server close the turn's connection right
 	// after its stream, as it does after 5 s idle.
 	closeTurnConn bool
+	// auth, when set, is the Authorization every request must carry, as the
+	// preload of a2a/launch makes the server demand; refused counts the
+	// requests answered 401.
+	auth    string
+	refused int
 }
 
 func newFakeServer(t *testing.T, idle time.Duration) *fakeServer {
@@ -85,6 +93,18 @@ func (f *fakeServer) wait(t *testing.T, what string, cond func() bool) {
 const toolEvent = `{"kind":"status-update","taskId":"t1","contextId":"c1","final":%t,"status":{"state":"%s","message":{"kind":"message","messageId":"m%d","role":"agent","parts":[{"kind":"data","data":{"request":{"callId":"call1","name":"run_shell_command","args":{"command":"sleep 9; touch late"}},"status":"%s","confirmationDetails":{"type":"exec","command":"sleep 9; touch late"}}}]}},"metadata":{"coderAgent":{"kind":"tool-call-update"}}}`
 
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	refuse := f.auth != "" && r.Header.Get("Authorization") != f.auth
+	if refuse {
+		f.refused++
+		f.notify()
+	}
+	f.mu.Unlock()
+	if refuse {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
 	if r.Method == http.MethodGet {
 		f.mu.Lock()
 		f.gets[r.RemoteAddr]++
@@ -285,4 +305,72 @@ func testPoll(cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// With WithHeader, every request carries the header: the card, the turn's
+// message on its own connection, the requests that keep that connection in
+// use, the approval, tasks/cancel and the caller's own requests (Do). The
+// server refuses anything else, and closes the connection it came on,
+// which would abort the turn.
+func TestEveryRequestCarriesTheHeader(t *testing.T) {
+	fastKeepAlive(t)
+	f := newFakeServer(t, time.Minute)
+	f.auth = "Bearer k3y"
+	if _, err := Load(context.Background(), f.srv.URL, NewHTTPClient()); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("Load without the header: %v; want a refusal that asks for credentials", err)
+	}
+	if _, err := Load(context.Background(), f.srv.URL, NewHTTPClient(), WithHeader(BearerHeader("wrong"))); !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "refused the credentials") {
+		t.Fatalf("Load with a wrong header: %v; want a refusal of the credentials", err)
+	}
+	f.mu.Lock()
+	f.refused = 0
+	f.mu.Unlock()
+	ag, err := Load(context.Background(), f.srv.URL, NewHTTPClient(), WithHeader(BearerHeader("k3y")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := ag.NewLine()
+	defer line.Close()
+	stopStream := runUntilExecuting(t, line)
+	defer stopStream()
+	f.wait(t, "the turn's connection to be kept in use", func() bool { return f.gets[f.turnConn] >= 5 || f.closed[f.turnConn] || f.refused > 0 })
+	req, err := http.NewRequest(http.MethodGet, ag.URL+"/listCommands", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ag.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	st := line.Cancel(context.Background(), "t1")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refused != 0 || resp.StatusCode != http.StatusOK || st.Err != nil || len(st.Stopped) != 1 {
+		t.Fatalf("%d requests refused, Do: %s, Cancel: %+v; want every request taken", f.refused, resp.Status, st)
+	}
+}
+
+func TestReadHeaderFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(good, []byte("# for the agent\nAuthorization: Bearer abc\r\n\nX-Team:  blue \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadHeaderFile(good)
+	if err != nil || h.Get("Authorization") != "Bearer abc" || h.Get("X-Team") != "blue" || len(h) != 2 {
+		t.Fatalf("ReadHeaderFile = %v, %v", h, err)
+	}
+	for name, content := range map[string]string{"bare": "abc\n", "empty": "# nothing\n", "badname": "Bad Name: x\n", "novalue": "X-Team:\n"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadHeaderFile(p); err == nil {
+			t.Errorf("ReadHeaderFile(%q) succeeded", content)
+		}
+	}
+	if _, err := ReadHeaderFile(filepath.Join(dir, "missing")); err == nil {
+		t.Error("ReadHeaderFile of a missing file succeeded")
+	}
 }

@@ -23,8 +23,21 @@ const MaxEventSize = 64 << 20
 
 // rpcClient speaks A2A's JSON-RPC binding to one agent endpoint.
 type rpcClient struct {
-	url string
-	hc  *http.Client
+	url    string
+	hc     *http.Client
+	header http.Header // added to every request (see WithHeader)
+}
+
+// request makes a request to the agent with the client's headers.
+func (c *rpcClient) request(ctx context.Context, method, url string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	return req, nil
 }
 
 var requestID atomic.Int64
@@ -36,7 +49,7 @@ func (c *rpcClient) post(ctx context.Context, method string, params any, accept 
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", method, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := c.request(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -71,3 +71,21 @@ func TestParseToolUpdateWithoutConfirmation(t *testing.T) {
 		t.Fatalf("update = %+v", u.Tool)
 	}
 }
+
+// A tool event carries the tool's kind and display name, and a finished
+// edit its result diff.
+func TestParseToolKindAndResultDiff(t *testing.T) {
+	data := map[string]any{
+		"request":  map[string]any{"callId": "w1", "name": "write_file", "args": map[string]any{}},
+		"status":   "success",
+		"tool":     map[string]any{"name": "write_file", "displayName": "WriteFile", "kind": "edit"},
+		"response": map[string]any{"resultDisplay": map[string]any{"fileName": "a.txt", "filePath": "/w/a.txt", "fileDiff": "@@", "originalContent": "a", "newContent": "b"}},
+	}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+		Message: &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.DataPart{Data: data}}}}}
+	tc := Parse(ev).Tool
+	if tc == nil || tc.Kind != "edit" || tc.DisplayName != "WriteFile" || tc.ResultDiff == nil ||
+		tc.ResultDiff.FilePath != "/w/a.txt" || tc.ResultDiff.NewContent != "b" || tc.ResultDiff.OriginalContent == nil || *tc.ResultDiff.OriginalContent != "a" {
+		t.Fatalf("parsed %+v (diff %+v)", tc, tc.ResultDiff)
+	}
+}

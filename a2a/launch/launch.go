@@ -10,9 +10,16 @@
 //
 // The server (npm @google/gemini-cli-a2a-server 0.25) listens on every
 // interface without authentication and has no host option; a Node preload
-// (pin.cjs, written next to a temporary file and passed with
-// NODE_OPTIONS=--require) makes its listen call bind 127.0.0.1. Anyone on
-// this machine who can reach that port can still use the agent.
+// (pin.cjs, written to a private temporary folder and passed with
+// NODE_OPTIONS=--require) makes its listen call bind 127.0.0.1, and makes
+// the server answer 401 to every request that does not carry the launch's
+// secret (Authorization: Bearer, see Server.Header) before the server sees
+// it. The secret is random for each launch and reaches the preload through
+// the environment, never a command line; the preload takes it out of the
+// environment, so the agent's shell commands do not inherit it. While the
+// server runs, the secret is also kept in a file only the user can read
+// (SecretDir), so that another program of the same user can attach to it
+// (HeaderFor): a sidecar that adopts the server an earlier one started.
 package launch
 
 import (
@@ -21,6 +28,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,12 +69,17 @@ type Server struct {
 	// URL is its base URL on 127.0.0.1.
 	URL string
 
-	cmd  *exec.Cmd
-	tmp  string
-	done chan struct{}
-	read chan struct{} // closed when its output has been read to the end
-	err  error
-	once sync.Once
+	secret string
+	record string // the secret file, "" when it could not be written
+	cmd    *exec.Cmd
+	tmp    string
+	done   chan struct{}
+	read   chan struct{} // closed when its output has been read to the end
+	err    error
+	once   sync.Once
+
+	mu     sync.Mutex
+	exited bool
 }
 
 var startedRE = regexp.MustCompile(`Agent Server started on https?://[^:/\s]+:(\d+)`)
@@ -83,6 +96,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		if command, err = Find(dir, env, o.Setting); err != nil {
 			return nil, err
 		}
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "gemini-a2a-mcp-")
 	if err != nil {
@@ -108,7 +125,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			nodeOpts = v + " " + nodeOpts
 		}
 	}
-	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1")
+	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret)
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
 	// The server's output goes to a pipe of ours that Wait does not close,
@@ -126,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
 	pw.Close()
-	s := &Server{cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	s := &Server{secret: secret, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
 	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
@@ -149,6 +166,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}()
 	go func() {
 		s.err = cmd.Wait()
+		s.mu.Lock()
+		if s.record != "" {
+			forget(s.record, cmd.Process.Pid)
+		}
+		s.exited = true
+		s.mu.Unlock()
 		close(s.done)
 	}()
 	timeout := o.StartTimeout
@@ -160,6 +183,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	select {
 	case p := <-port:
 		s.URL = "http://127.0.0.1:" + p
+		s.mu.Lock()
+		if !s.exited {
+			path, err := remember(secretDirIn(tempDirOf(o.Env)), record{URL: s.URL, PID: cmd.Process.Pid, Secret: secret})
+			if err != nil {
+				fmt.Fprintf(logw, "gemini-a2a-mcp: could not keep the A2A server's secret for a later program to attach to it (%v); only this one can use it\n", err)
+			} else {
+				s.record = path
+			}
+		}
+		s.mu.Unlock()
 		return s, nil
 	case <-s.done:
 		s.cleanup()
@@ -178,6 +211,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, ctx.Err()
 	}
 }
+
+// Header is what every request to the server must carry: the launch's
+// secret, as "Authorization: Bearer <secret>". Without it the server
+// answers 401 and does nothing. Give it to the A2A client
+// (agent.Load(ctx, s.URL, hc, agent.WithHeader(s.Header()))).
+func (s *Server) Header() http.Header { return bearer(s.secret) }
 
 // Done is closed when the server process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }

@@ -30,6 +30,11 @@ type Bridge struct {
 	sup    *supervisor.Supervisor
 	// CallTimeout bounds how long a tool call waits on an agent.
 	CallTimeout time.Duration
+	// Credentials, when set, gives the header load_agent sends with every
+	// request to the agent at a base URL (nil for none): the bridge knows
+	// the secret of the server it started, and the user's header for
+	// --agent; no other agent gets them.
+	Credentials func(baseURL string) http.Header
 
 	mu     sync.Mutex
 	agents []*agent.Agent
@@ -93,7 +98,11 @@ func (b *Bridge) loadAgent(ctx context.Context, _ *mcp.CallToolRequest, in LoadA
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	a, err := agent.Load(ctx, in.URL, b.hc)
+	var opts []agent.Option
+	if base, err := agent.BaseURL(in.URL); err == nil && b.Credentials != nil {
+		opts = append(opts, agent.WithHeader(b.Credentials(base)))
+	}
+	a, err := agent.Load(ctx, in.URL, b.hc, opts...)
 	if err != nil {
 		return nil, AgentInfo{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
@@ -260,7 +261,7 @@ func (p *Panel) answer(callID, outcome string) {
 }
 
 func (p *Panel) confirm(callID, outcome string, content *string) error {
-	if !validOutcomes[outcome] {
+	if !rfc.IsOutcome(outcome) {
 		return invalid("outcome: %q is not one of proceed_once, proceed_always, proceed_always_tool, proceed_always_server, cancel", outcome)
 	}
 	p.mu.Lock()

@@ -46,11 +46,11 @@ func (p *Panel) resubscribe(taskID, contextID string) error {
 			}
 			if t, ok := ev.(*a2a.Task); ok && first {
 				first = false
-				p.replay(t)
+				p.replay(ctx, t)
 				continue
 			}
 			u := agent.Parse(ev)
-			p.apply(u)
+			p.apply(ctx, u)
 			if u.Final {
 				return
 			}
@@ -60,7 +60,7 @@ func (p *Panel) resubscribe(taskID, contextID string) error {
 }
 
 // replay resets the panel to the task as the agent keeps it.
-func (p *Panel) replay(t *a2a.Task) {
+func (p *Panel) replay(ctx context.Context, t *a2a.Task) {
 	p.mu.Lock()
 	p.taskID, p.contextID = string(t.ID), t.ContextID
 	p.pending = map[string]*pending{}
@@ -91,6 +91,6 @@ func (p *Panel) replay(t *a2a.Task) {
 		}
 	}
 	if state != a2a.TaskStateWorking && state != a2a.TaskStateSubmitted {
-		p.turnEnded(state, "")
+		p.turnEnded(ctx, state, "")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -130,7 +131,18 @@ func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 		}
 		target = srv.URL
 	}
-	ag, err := agent.Load(ctx, target, p.hc)
+	// The server this sidecar started wants its launch's secret; one an
+	// earlier sidecar started (adopted) has its secret in the user's
+	// private folder; any other is attached as it is.
+	var header http.Header
+	if srv != nil {
+		header = srv.Header()
+	} else if h, err := launch.HeaderFor(target); err == nil {
+		header = h
+	} else if !errors.Is(err, launch.ErrNoSecret) {
+		p.opts.Logf("%v", err)
+	}
+	ag, err := agent.Load(ctx, target, p.hc, agent.WithHeader(header))
 	if err != nil {
 		if srv != nil {
 			srv.Stop()

@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
 )
 
 func (p *Panel) agentOrErr() (*agent.Agent, error) {
@@ -101,7 +102,7 @@ func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) 
 			}
 			return
 		}
-		p.apply(u)
+		p.apply(ctx, u)
 		if u.Final {
 			return
 		}
@@ -112,9 +113,15 @@ func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) 
 	}
 }
 
-// apply forwards one event of the agent and keeps the panel's state.
-func (p *Panel) apply(u agent.Update) {
+// apply forwards one event of the agent and keeps the panel's state. An
+// event read before ctx ended (agent/cancel ends it) but applied after is
+// dropped: it would bring back the task that cancel has just let go.
+func (p *Panel) apply(ctx context.Context, u agent.Update) {
 	p.mu.Lock()
+	if ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
 	if u.TaskID != "" {
 		p.taskID = u.TaskID
 	}
@@ -129,21 +136,21 @@ func (p *Panel) apply(u agent.Update) {
 	case u.Tool != nil:
 		p.tool(u.Tool)
 	case u.Kind == agent.KindThought:
-		subject, desc, _ := strings.Cut(u.Text, ": ")
-		p.emit(Event{Type: "thought", Thought: &Thought{Subject: subject, Description: desc}})
+		th := rfc.ThoughtOf(u)
+		p.emit(Event{Type: "thought", Thought: &th})
 	case u.Kind == agent.KindText && u.Text != "":
 		p.emit(Event{Type: "text", Text: u.Text})
 	case u.Kind == agent.KindStateChange && u.Text != "" && !u.Final:
 		p.emit(Event{Type: "notice", Text: u.Text})
 	}
 	if u.Final {
-		p.turnEnded(u.State, u.Text)
+		p.turnEnded(ctx, u.State, u.Text)
 	}
 }
 
-func (p *Panel) turnEnded(state a2a.TaskState, text string) {
+func (p *Panel) turnEnded(ctx context.Context, state a2a.TaskState, text string) {
 	p.mu.Lock()
-	if p.canceling {
+	if p.canceling || ctx.Err() != nil {
 		p.mu.Unlock()
 		return // agent/cancel reports how the turn ended
 	}

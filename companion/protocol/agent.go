@@ -224,8 +224,9 @@ type FileDiff struct {
 	OldContent    *string `json:"oldContent,omitempty"`
 	NewContent    string  `json:"newContent"`
 	FormattedDiff string  `json:"formattedDiff,omitempty"`
-	// Note (extension) says what the sidecar changed in the agent's
-	// proposal: the file's final newline, which the server trims, is kept.
+	// Note (extension) says what the front (the sidecar, the ACP agent)
+	// changed in the agent's proposal: the file's final newline, which the
+	// server trims, is kept.
 	Note string `json:"note,omitempty"`
 }
 

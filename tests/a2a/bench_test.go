@@ -26,7 +26,7 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 	taskID := br.ok(b, "send_message", map[string]any{"agent": "g", "text": "hi"})["taskId"].(string)
 
 	ctx := context.Background()
-	direct, err := agent.Load(ctx, srv.URL, agent.NewHTTPClient())
+	direct, err := agent.Load(ctx, srv.URL, agent.NewHTTPClient(), agent.WithHeader(srv.Header()))
 	if err != nil {
 		b.Fatal(err)
 	}

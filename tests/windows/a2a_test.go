@@ -3,7 +3,9 @@
 package windows
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,9 +24,11 @@ import (
 // TestBridgeStartsAndStopsTheWindowsA2AServer: the Windows bridge
 // (gemini-a2a-mcp.exe) starts Gemini CLI's A2A server as a Windows user
 // who installed it with npm install -g has it: gemini-cli-a2a-server.cmd
-// on PATH, which runs node.exe. The server answers on 127.0.0.1; when the
-// bridge's client goes away, the bridge stops the whole tree, node.exe
-// included, not only the cmd.exe of the shim.
+// on PATH, which runs node.exe. The server answers on 127.0.0.1 and only
+// to the bridge: a request without the launch's secret gets 401, while the
+// bridge's own call goes through, and the secret is kept for the user's
+// other programs. When the bridge's client goes away, the bridge stops the
+// whole tree, node.exe included, not only the cmd.exe of the shim.
 func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	w := setup(t)
 	server := os.Getenv("GIC_WIN_A2A")
@@ -53,6 +57,10 @@ func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	bridge.Dir = ws
 	bridge.Env = append(w.env(api.URL), "WINEPATH="+w.winPath(npmDir))
 	stdin, err := bridge.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := bridge.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +97,50 @@ func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	}) {
 		t.Fatal("the bridge never said the A2A server started")
 	}
-	resp, err := http.Get(url + "/.well-known/agent-card.json")
-	if err != nil {
-		t.Fatalf("the A2A server at %s does not answer: %v", url, err)
+	for _, auth := range []string{"", "Bearer wrong"} {
+		req, _ := http.NewRequest(http.MethodPost, url+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("the A2A server at %s does not answer: %v", url, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a message without the launch's secret (Authorization %q): %s; want 401", auth, resp.Status)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("agent card: %s", resp.Status)
+	// The bridge's own call, with the secret, goes through.
+	api.Reply(fakegemini.Text("Answered on Windows."))
+	fmt.Fprint(stdin, strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wine","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gemini_consult","arguments":{"question":"ready?"}}}`,
+	}, "\n")+"\n")
+	answer := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"id":2`) {
+				answer <- sc.Text()
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case a := <-answer:
+		if !strings.Contains(a, "Answered on Windows.") {
+			t.Fatalf("gemini_consult through the bridge: %s", a)
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatal("gemini_consult through the bridge got no answer")
+	}
+	if data, _ := os.ReadFile(logFile); strings.Contains(string(data), "could not keep the A2A server's secret") {
+		t.Fatalf("the secret was not kept for the user's other programs:\n%s", tail(string(data), 2000))
 	}
 	if len(serverProcesses(w, server)) == 0 {
 		t.Fatal("no process runs the A2A server, yet it answers")
