@@ -240,11 +240,16 @@ func (s *Server) Close() error {
 			err = fmt.Errorf("close HTTP server: %w", cerr)
 		}
 	}
+	// Each session's Close waits for its handlers and its stream to end;
+	// closed together, a busy session does not hold up the others, and
+	// the whole shutdown takes as long as the slowest one.
+	var closing sync.WaitGroup
 	for _, sess := range sessions {
 		if sess.ss != nil {
-			_ = sess.ss.Close()
+			closing.Go(func() { _ = sess.ss.Close() })
 		}
 	}
+	closing.Wait()
 	s.wg.Wait()
 	return err
 }
