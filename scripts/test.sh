@@ -115,16 +115,22 @@ gofmt_clean() {
 staticcheck() { go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; }
 
 cross_vet() {
-	# Every OS the CLI runs on: build the commands and vet everything
-	# (vet type-checks the tests too) for linux, darwin and windows.
+	# Every OS the CLI runs on: build the commands for linux, darwin and
+	# windows on amd64 and arm64, and vet everything (vet type-checks the
+	# tests too) once per OS: no file of ours is specific to an
+	# architecture, so arm64 adds nothing for vet to read.
 	local goos goarch
 	for goos in linux darwin windows; do
 		for goarch in amd64 arm64; do
 			echo "$goos/$goarch"
 			GOOS=$goos GOARCH=$goarch go build -o /dev/null ./cmd/... || return 1
-			GOOS=$goos GOARCH=$goarch go vet ./... || return 1
 		done
+		GOOS=$goos GOARCH=amd64 go vet ./... || return 1
 	done
+	# Should a file ever name an architecture, vet must read it there too.
+	if git ls-files '*.go' | grep -qE '_(arm64|amd64)(_test)?\.go$'; then
+		for goos in linux darwin windows; do GOOS=$goos GOARCH=arm64 go vet ./... || return 1; done
+	fi
 }
 
 build_binary() {
