@@ -28,6 +28,10 @@ func newPolicy(restartCommand string) protocol.Policy {
 			MaxOpenFiles:         idectx.MaxOpenFiles,
 			MaxSelectedTextUtf16: idectx.MaxSelectedUTF16,
 			MaxMessageBytes:      protocol.MaxMessageBytes,
+
+			EditorRequestTimeoutMs: protocol.EditorRequestTimeoutMs,
+			MaxToolResults:         protocol.MaxToolResults,
+			MaxToolResultBytes:     protocol.MaxToolResultBytes,
 		},
 		Messages: protocol.Messages{
 			Restarting: "gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.",
