@@ -61,14 +61,14 @@ type Companion struct {
 	mu         sync.Mutex
 	editor     proposals.Editor
 	toolEditor edtools.Editor
-	id      Identity
-	token   string
-	port    int
-	disc    discoveryFile
-	started bool
-	closed  bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	id         Identity
+	token      string
+	port       int
+	disc       discoveryFile
+	started    bool
+	closed     bool
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // New returns a companion that is not yet listening. Context events may be
@@ -91,9 +91,9 @@ func New(opts Options) *Companion {
 			edtools.Register(srv, c.edtools.Call)
 		},
 		callTool: c.edtools.Call,
-		context: c.contextNow,
-		orphan:  func(id string) { c.props.Orphan(id) },
-		clients: c.clientsChanged,
+		context:  c.contextNow,
+		orphan:   func(id string) { c.props.Orphan(id) },
+		clients:  c.clientsChanged,
 	})
 	c.props = proposals.New(proposals.Options{
 		EditorTimeout: opts.EditorTimeout,

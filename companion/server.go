@@ -38,7 +38,7 @@ const (
 	// MCP session (it is no CLI, and counts as none).
 	toolsEndpoint = "/tools"
 	// maxToolsBody is the largest body of a call to toolsEndpoint.
-	maxToolsBody = 1 << 20
+	maxToolsBody  = 1 << 20
 	sessionHeader = "Mcp-Session-Id"
 )
 
