@@ -76,7 +76,7 @@ func diagnostics(path string, n int) protocol.DiagnosticsResult {
 // maxResults, most severe first, as the protocol lets a plugin do; or all
 // 10,000 (a plugin that ignores maxResults).
 type standIn struct {
-	small, cut, all json.RawMessage
+	small, cut, all  json.RawMessage
 	cutPath, allPath string
 }
 
@@ -165,7 +165,9 @@ func run(binary string, calls int) error {
 	smallRes, _ := json.Marshal(diagnostics(small, 3))
 	largeRes, _ := json.Marshal(diagnostics(large, 10000))
 	most := diagnostics(cut, 10000).Diagnostics
-	sort.SliceStable(most, func(i, j int) bool { return most[i].Severity == protocol.SeverityError && most[j].Severity != protocol.SeverityError })
+	sort.SliceStable(most, func(i, j int) bool {
+		return most[i].Severity == protocol.SeverityError && most[j].Severity != protocol.SeverityError
+	})
 	cutRes, _ := json.Marshal(protocol.DiagnosticsResult{Diagnostics: most[:protocol.MaxToolResults], Truncated: true})
 	env := append(os.Environ(), "TMPDIR="+tmp, "GEMINI_CLI_IDE_SERVER_PORT=", "GEMINI_CLI_IDE_AUTH_TOKEN=")
 
