@@ -1,0 +1,262 @@
+package nvim
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// The editor tools (docs/editor-tools.md) answered by Neovim from its own
+// tooling: vim.diagnostic and the built-in LSP client with gopls, on a Go
+// workspace whose line 6 has "日本語😀" before the symbol asked about, so a
+// column counted in bytes or UTF-16 units lands elsewhere.
+
+// goplsInit is how a Neovim 0.7.2 user without plugins starts gopls: one
+// client for the folder, attached to every Go buffer.
+const goplsInit = `
+vim.api.nvim_create_autocmd("FileType", { pattern = "go", callback = function(args)
+  _G.gopls_id = _G.gopls_id or vim.lsp.start_client({ name = "gopls", cmd = { %q }, root_dir = vim.fn.getcwd() })
+  vim.lsp.buf_attach_client(args.buf, _G.gopls_id)
+end })
+`
+
+// toolError is an editor/* request's error, as the plugin answers it.
+type toolError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// editorCall sends the plugin one editor/* request as the sidecar does and
+// returns its answer: the result decoded into result, or the error.
+func (n *Nvim) editorCall(t testing.TB, method string, params, result any) *toolError {
+	t.Helper()
+	raw, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		Err    *toolError      `json:"err"`
+		Result json.RawMessage `json:"result"`
+	}
+	n.LuaJSON(t, &answer, `
+local err, result = require("gemini_companion.tools").handle(..., vim.json.decode(select(2, ...)))
+return { err = err, result = result }`, method, string(raw))
+	if answer.Err != nil {
+		return answer.Err
+	}
+	if result != nil {
+		if err := json.Unmarshal(answer.Result, result); err != nil {
+			t.Fatalf("%s: result %s: %v", method, answer.Result, err)
+		}
+	}
+	return nil
+}
+
+func (n *Nvim) mustCall(t testing.TB, method string, params, result any) {
+	t.Helper()
+	if e := n.editorCall(t, method, params, result); e != nil {
+		t.Fatalf("%s %v: error %d %s\n%s", method, params, e.Code, e.Message, n.diagnostics())
+	}
+}
+
+func pos(line, char int) protocol.Position { return protocol.Position{Line: line, Character: char} }
+
+func TestToolsAnswerFromVimLspAndVimDiagnostic(t *testing.T) {
+	gopls := testkit.Gopls(t)
+	sb := testkit.NewSandbox(t)
+	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
+	notes := sb.WriteFile(t, "notes.txt", "no language server here\n")
+	nv := startNvim(t, sb, Options{
+		InitLua: fmt.Sprintf(goplsInit, gopls),
+		Env: testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"),
+			"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"),
+	})
+	nv.WaitRunning(t)
+	nv.Cmd(t, "edit main.go")
+
+	// gopls reports the type error once it has loaded the workspace.
+	nv.WaitLua(t, "gopls' diagnostics for main.go", `
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  if d.message:find("cannot use", 1, true) then return true end
+end
+return false`, 2*waitTimeout)
+
+	t.Run("getDiagnostics", func(t *testing.T) {
+		var res protocol.DiagnosticsResult
+		nv.mustCall(t, "editor/getDiagnostics", map[string]any{"path": ws.Main, "maxResults": 200}, &res)
+		var found *protocol.Diagnostic
+		for i, d := range res.Diagnostics {
+			if strings.Contains(d.Message, ws.ErrMessage) {
+				found = &res.Diagnostics[i]
+			}
+		}
+		if found == nil {
+			t.Fatalf("no diagnostic %q in %+v", ws.ErrMessage, res.Diagnostics)
+		}
+		want := protocol.Range{Start: pos(ws.ErrLine, ws.ErrColumn), End: pos(ws.ErrLine, ws.ErrEndColumn)}
+		if found.Path != ws.Main || found.Range != want || found.Severity != "error" {
+			t.Errorf("diagnostic = %+v, want path %s, range %+v, severity error", *found, ws.Main, want)
+		}
+		if found.Source == "" || found.Code == "" {
+			t.Errorf("diagnostic has no source or code: %+v", *found)
+		}
+
+		// Every file's: main.go's error is among them; "hint" and up
+		// keeps it, and nothing below error is left with "error".
+		var all protocol.DiagnosticsResult
+		nv.mustCall(t, "editor/getDiagnostics", map[string]any{"severity": "error", "maxResults": 200}, &all)
+		if len(all.Diagnostics) == 0 || all.Diagnostics[0].Path != ws.Main {
+			t.Errorf("all diagnostics (errors) = %+v, want main.go's error first", all.Diagnostics)
+		}
+		for _, d := range all.Diagnostics {
+			if d.Severity != "error" {
+				t.Errorf("severity error let through %+v", d)
+			}
+		}
+		var capped protocol.DiagnosticsResult
+		nv.mustCall(t, "editor/getDiagnostics", map[string]any{"maxResults": 1}, &capped)
+		if len(capped.Diagnostics) != 1 {
+			t.Errorf("maxResults 1 gave %d diagnostics", len(capped.Diagnostics))
+		}
+	})
+
+	t.Run("getDefinition", func(t *testing.T) {
+		var res protocol.LocationsResult
+		nv.mustCall(t, "editor/getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn, "maxResults": 200}, &res)
+		want := protocol.Location{
+			Path:  ws.Helper,
+			Range: protocol.Range{Start: pos(ws.DefLine, ws.DefColumn), End: pos(ws.DefLine, ws.DefColumn+3)},
+			Text:  "func Add(a, b int) int {",
+		}
+		if len(res.Locations) != 1 || res.Locations[0] != want {
+			t.Fatalf("definition of Add = %+v, want %+v", res.Locations, want)
+		}
+	})
+
+	t.Run("getReferences", func(t *testing.T) {
+		var res protocol.LocationsResult
+		nv.mustCall(t, "editor/getReferences", map[string]any{"path": ws.Helper, "line": ws.DefLine, "character": ws.DefColumn + 1, "maxResults": 200}, &res)
+		var use *protocol.Location
+		for i, l := range res.Locations {
+			if l.Path == ws.Main {
+				use = &res.Locations[i]
+			}
+		}
+		want := protocol.Range{Start: pos(ws.UseLine, ws.UseColumn), End: pos(ws.UseLine, ws.UseColumn+3)}
+		if len(res.Locations) != 2 || use == nil || use.Range != want || !strings.Contains(use.Text, "total := Add(1, 2)") {
+			t.Fatalf("references of Add = %+v, want the declaration and main.go at %+v", res.Locations, want)
+		}
+	})
+
+	t.Run("getHover", func(t *testing.T) {
+		var res protocol.HoverResult
+		nv.mustCall(t, "editor/getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn + 1}, &res)
+		if !strings.Contains(res.Contents, "func Add(a int, b int) int") || !strings.Contains(res.Contents, "Add returns the sum of a and b.") {
+			t.Errorf("hover over Add = %q, want its signature and documentation", res.Contents)
+		}
+		if res.Range == nil || res.Range.Start != pos(ws.UseLine, ws.UseColumn) {
+			t.Errorf("hover range = %+v, want it to start at %d:%d", res.Range, ws.UseLine, ws.UseColumn)
+		}
+	})
+
+	t.Run("getDocumentSymbols", func(t *testing.T) {
+		var res protocol.DocumentSymbolsResult
+		nv.mustCall(t, "editor/getDocumentSymbols", map[string]any{"path": ws.Helper, "maxResults": 200}, &res)
+		byName := map[string]protocol.DocumentSymbol{}
+		for _, s := range res.Symbols {
+			byName[s.Name] = s
+		}
+		add, counter := byName["Add"], byName["Counter"]
+		if add.Kind != "function" || add.Range.Start != pos(ws.DefLine-1, 1) && add.Range.Start != pos(ws.DefLine, 1) {
+			t.Errorf("Add = %+v, want a function starting on line %d", add, ws.DefLine)
+		}
+		if counter.Kind != "struct" || len(counter.Children) != 1 || counter.Children[0].Name != "N" || counter.Children[0].Kind != "field" {
+			t.Errorf("Counter = %+v, want a struct with field N", counter)
+		}
+		var capped protocol.DocumentSymbolsResult
+		nv.mustCall(t, "editor/getDocumentSymbols", map[string]any{"path": ws.Helper, "maxResults": 1}, &capped)
+		if len(capped.Symbols) != 1 || !capped.Truncated {
+			t.Errorf("maxResults 1 gave %+v", capped)
+		}
+	})
+
+	t.Run("searchWorkspaceSymbols", func(t *testing.T) {
+		var res protocol.WorkspaceSymbolsResult
+		nv.mustCall(t, "editor/searchWorkspaceSymbols", map[string]any{"query": "Add", "maxResults": 200}, &res)
+		for _, s := range res.Symbols {
+			if s.Name == "Add" && s.Path == ws.Helper && s.Kind == "function" && s.Range.Start == pos(ws.DefLine, ws.DefColumn) {
+				return
+			}
+		}
+		t.Errorf("workspace symbols for Add = %+v, want Add in helper.go at %d:%d", res.Symbols, ws.DefLine, ws.DefColumn)
+	})
+
+	t.Run("getOpenEditors", func(t *testing.T) {
+		nv.Cmd(t, "edit helper.go")
+		nv.Lua(t, `vim.api.nvim_buf_set_lines(0, 0, 0, false, {"// unsaved"})`)
+		nv.Cmd(t, "hide edit main.go")
+		// The cursor on Add, in bytes as Neovim counts: after the tab and
+		// the multi-byte string.
+		nv.Lua(t, `local row = ...
+local line = vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1]
+vim.api.nvim_win_set_cursor(0, { row, (line:find("Add(", 1, true)) - 1 })`, ws.UseLine)
+		var res protocol.OpenEditorsResult
+		nv.mustCall(t, "editor/getOpenEditors", map[string]any{"maxResults": 200}, &res)
+		if len(res.Editors) < 2 {
+			t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
+		}
+		first := res.Editors[0]
+		if first.Path != ws.Main || !first.Active || first.Cursor == nil || *first.Cursor != pos(ws.UseLine, ws.UseColumn) || first.Dirty {
+			t.Errorf("first editor = %+v (cursor %+v), want main.go, active, clean, cursor at %d:%d", first, first.Cursor, ws.UseLine, ws.UseColumn)
+		}
+		var helper *protocol.OpenEditor
+		for i, e := range res.Editors {
+			if e.Path == ws.Helper {
+				helper = &res.Editors[i]
+			}
+		}
+		if helper == nil || !helper.Dirty || helper.Active {
+			t.Errorf("helper.go = %+v, want it open, not active, with unsaved changes", helper)
+		}
+		nv.Cmd(t, "buffer helper.go | undo | write | buffer main.go")
+	})
+
+	t.Run("openFile", func(t *testing.T) {
+		nv.mustCall(t, "editor/openFile", map[string]any{"path": ws.Helper, "line": 9, "endLine": 11}, nil)
+		var shown struct {
+			Name  string `json:"name"`
+			Line  int    `json:"line"`
+			Marks [][]any
+		}
+		nv.LuaJSON(t, &shown, `
+local ns = vim.api.nvim_create_namespace("gemini_companion_open")
+return { name = vim.api.nvim_buf_get_name(0), line = vim.api.nvim_win_get_cursor(0)[1],
+  marks = vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {}) }`)
+		if shown.Name != ws.Helper || shown.Line != 9 {
+			t.Errorf("after openFile the window shows %s at line %d, want helper.go at 9", shown.Name, shown.Line)
+		}
+		if len(shown.Marks) != 3 {
+			t.Errorf("openFile highlighted %d lines, want 3 (9..11)", len(shown.Marks))
+		}
+	})
+
+	t.Run("bad positions and no source", func(t *testing.T) {
+		e := nv.editorCall(t, "editor/getDefinition", map[string]any{"path": ws.Main, "line": 900, "character": 1}, nil)
+		if e == nil || e.Code != -32602 || e.Message != "line 900 is past the end of main.go (9 lines)" {
+			t.Errorf("line 900 answered %+v", e)
+		}
+		e = nv.editorCall(t, "editor/getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": 200}, nil)
+		if e == nil || e.Code != -32602 || !strings.Contains(e.Message, "past the end of line 6 of main.go") {
+			t.Errorf("character 200 answered %+v", e)
+		}
+		e = nv.editorCall(t, "editor/getDefinition", map[string]any{"path": notes, "line": 1, "character": 1}, nil)
+		if e == nil || e.Code != protocol.CodeNotAvailable || !strings.Contains(e.Message, "Neovim has no language server for notes.txt") {
+			t.Errorf("a file without a language server answered %+v", e)
+		}
+	})
+}
