@@ -260,3 +260,24 @@ return { name = vim.api.nvim_buf_get_name(0), line = vim.api.nvim_win_get_cursor
 		}
 	})
 }
+
+// terminal_env() gives a terminal of the user's own choosing the variables
+// that connect its Gemini CLI (and the tools server the CLI starts) to this
+// Neovim, starting the sidecar first when it is not running.
+func TestTerminalEnvStartsTheSidecarAndReturnsItsVariables(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	nv := startNvim(t, sb, Options{Setup: map[string]any{"auto_start": false}})
+	var env map[string]string
+	nv.LuaJSON(t, &env, `return require("gemini_companion").terminal_env()`)
+	var info struct {
+		Port      int    `json:"port"`
+		AuthToken string `json:"authToken"`
+	}
+	nv.LuaJSON(t, &info, `return require("gemini_companion.sidecar").state.info`)
+	if info.Port == 0 || env["GEMINI_CLI_IDE_SERVER_PORT"] != fmt.Sprint(info.Port) ||
+		env["GEMINI_CLI_IDE_AUTH_TOKEN"] != info.AuthToken || env["GEMINI_CLI_IDE_WORKSPACE_PATH"] != sb.Workspace {
+		t.Fatalf("terminal_env() = %v, want the running sidecar's port %d, token and workspace %s", env, info.Port, sb.Workspace)
+	}
+	// A CLI started with them connects to this Neovim.
+	testkit.ConnectCLI(t, info.Port, env["GEMINI_CLI_IDE_AUTH_TOKEN"])
+}
