@@ -20,7 +20,7 @@ import (
 // client for the folder, attached to every Go buffer.
 const goplsInit = `
 vim.api.nvim_create_autocmd("FileType", { pattern = "go", callback = function(args)
-  _G.gopls_id = _G.gopls_id or vim.lsp.start_client({ name = "gopls", cmd = { %q }, root_dir = vim.fn.getcwd() })
+  _G.gopls_id = _G.gopls_id or vim.lsp.start_client({ name = "gopls", cmd = vim.json.decode(%q), root_dir = vim.fn.getcwd() })
   vim.lsp.buf_attach_client(args.buf, _G.gopls_id)
 end })
 `
@@ -67,8 +67,8 @@ func (n *Nvim) mustCall(t testing.TB, method string, params, result any) {
 func pos(line, char int) protocol.Position { return protocol.Position{Line: line, Character: char} }
 
 func TestToolsAnswerFromVimLspAndVimDiagnostic(t *testing.T) {
-	gopls := testkit.Gopls(t)
 	sb := testkit.NewSandbox(t)
+	gopls, _ := json.Marshal(testkit.GoplsCommand(t, sb.TmpDir))
 	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
 	notes := sb.WriteFile(t, "notes.txt", "no language server here\n")
 	nv := startNvim(t, sb, Options{
@@ -76,8 +76,21 @@ func TestToolsAnswerFromVimLspAndVimDiagnostic(t *testing.T) {
 		Env: testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"),
 			"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"),
 	})
+	t.Cleanup(func() { // before the sandbox goes: gopls writes its cache there
+		nv.Quit(t)
+		testkit.AwaitGoplsExit(t, sb.TmpDir)
+	})
 	nv.WaitRunning(t)
 	nv.Cmd(t, "edit main.go")
+	// The agent runs in a terminal with terminal_env()'s variables, as
+	// Gemini CLI started there passes them to the tools server.
+	var vars map[string]string
+	nv.LuaJSON(t, &vars, `return require("gemini_companion").terminal_env()`)
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	call := func(t *testing.T, tool string, args map[string]any, result any) {
+		t.Helper()
+		tc.MustCall(t, tool, args, result, nv.diagnostics)
+	}
 
 	// gopls reports the type error once it has loaded the workspace.
 	nv.WaitLua(t, "gopls' diagnostics for main.go", `
@@ -88,7 +101,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("getDiagnostics", func(t *testing.T) {
 		var res protocol.DiagnosticsResult
-		nv.mustCall(t, "editor/getDiagnostics", map[string]any{"path": ws.Main, "maxResults": 200}, &res)
+		call(t, "getDiagnostics", map[string]any{"path": ws.Main}, &res)
 		var found *protocol.Diagnostic
 		for i, d := range res.Diagnostics {
 			if strings.Contains(d.Message, ws.ErrMessage) {
@@ -109,7 +122,7 @@ return false`, 2*waitTimeout)
 		// Every file's: main.go's error is among them; "hint" and up
 		// keeps it, and nothing below error is left with "error".
 		var all protocol.DiagnosticsResult
-		nv.mustCall(t, "editor/getDiagnostics", map[string]any{"severity": "error", "maxResults": 200}, &all)
+		call(t, "getDiagnostics", map[string]any{"severity": "error"}, &all)
 		if len(all.Diagnostics) == 0 || all.Diagnostics[0].Path != ws.Main {
 			t.Errorf("all diagnostics (errors) = %+v, want main.go's error first", all.Diagnostics)
 		}
@@ -127,7 +140,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("getDefinition", func(t *testing.T) {
 		var res protocol.LocationsResult
-		nv.mustCall(t, "editor/getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn, "maxResults": 200}, &res)
+		call(t, "getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn}, &res)
 		want := protocol.Location{
 			Path:  ws.Helper,
 			Range: protocol.Range{Start: pos(ws.DefLine, ws.DefColumn), End: pos(ws.DefLine, ws.DefColumn+3)},
@@ -140,7 +153,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("getReferences", func(t *testing.T) {
 		var res protocol.LocationsResult
-		nv.mustCall(t, "editor/getReferences", map[string]any{"path": ws.Helper, "line": ws.DefLine, "character": ws.DefColumn + 1, "maxResults": 200}, &res)
+		call(t, "getReferences", map[string]any{"path": ws.Helper, "line": ws.DefLine, "character": ws.DefColumn + 1}, &res)
 		var use *protocol.Location
 		for i, l := range res.Locations {
 			if l.Path == ws.Main {
@@ -155,7 +168,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("getHover", func(t *testing.T) {
 		var res protocol.HoverResult
-		nv.mustCall(t, "editor/getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn + 1}, &res)
+		call(t, "getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn + 1}, &res)
 		if !strings.Contains(res.Contents, "func Add(a int, b int) int") || !strings.Contains(res.Contents, "Add returns the sum of a and b.") {
 			t.Errorf("hover over Add = %q, want its signature and documentation", res.Contents)
 		}
@@ -166,7 +179,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("getDocumentSymbols", func(t *testing.T) {
 		var res protocol.DocumentSymbolsResult
-		nv.mustCall(t, "editor/getDocumentSymbols", map[string]any{"path": ws.Helper, "maxResults": 200}, &res)
+		call(t, "getDocumentSymbols", map[string]any{"path": ws.Helper}, &res)
 		byName := map[string]protocol.DocumentSymbol{}
 		for _, s := range res.Symbols {
 			byName[s.Name] = s
@@ -187,7 +200,7 @@ return false`, 2*waitTimeout)
 
 	t.Run("searchWorkspaceSymbols", func(t *testing.T) {
 		var res protocol.WorkspaceSymbolsResult
-		nv.mustCall(t, "editor/searchWorkspaceSymbols", map[string]any{"query": "Add", "maxResults": 200}, &res)
+		call(t, "searchWorkspaceSymbols", map[string]any{"query": "Add"}, &res)
 		for _, s := range res.Symbols {
 			if s.Name == "Add" && s.Path == ws.Helper && s.Kind == "function" && s.Range.Start == pos(ws.DefLine, ws.DefColumn) {
 				return
@@ -206,7 +219,7 @@ return false`, 2*waitTimeout)
 local line = vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1]
 vim.api.nvim_win_set_cursor(0, { row, (line:find("Add(", 1, true)) - 1 })`, ws.UseLine)
 		var res protocol.OpenEditorsResult
-		nv.mustCall(t, "editor/getOpenEditors", map[string]any{"maxResults": 200}, &res)
+		call(t, "getOpenEditors", map[string]any{}, &res)
 		if len(res.Editors) < 2 {
 			t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
 		}
@@ -227,7 +240,7 @@ vim.api.nvim_win_set_cursor(0, { row, (line:find("Add(", 1, true)) - 1 })`, ws.U
 	})
 
 	t.Run("openFile", func(t *testing.T) {
-		nv.mustCall(t, "editor/openFile", map[string]any{"path": ws.Helper, "line": 9, "endLine": 11}, nil)
+		call(t, "openFile", map[string]any{"path": ws.Helper, "line": 9, "endLine": 11}, nil)
 		var shown struct {
 			Name  string `json:"name"`
 			Line  int    `json:"line"`
@@ -246,38 +259,25 @@ return { name = vim.api.nvim_buf_get_name(0), line = vim.api.nvim_win_get_cursor
 	})
 
 	t.Run("bad positions and no source", func(t *testing.T) {
+		// The plugin's own checks, against the buffer (the sidecar checks
+		// the file on disk first).
 		e := nv.editorCall(t, "editor/getDefinition", map[string]any{"path": ws.Main, "line": 900, "character": 1}, nil)
 		if e == nil || e.Code != -32602 || e.Message != "line 900 is past the end of main.go (9 lines)" {
 			t.Errorf("line 900 answered %+v", e)
 		}
-		e = nv.editorCall(t, "editor/getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": 200}, nil)
-		if e == nil || e.Code != -32602 || !strings.Contains(e.Message, "past the end of line 6 of main.go") {
-			t.Errorf("character 200 answered %+v", e)
-		}
-		e = nv.editorCall(t, "editor/getDefinition", map[string]any{"path": notes, "line": 1, "character": 1}, nil)
-		if e == nil || e.Code != protocol.CodeNotAvailable || !strings.Contains(e.Message, "Neovim has no language server for notes.txt") {
-			t.Errorf("a file without a language server answered %+v", e)
+		// What the model reads, through the tools server and the link.
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": 200}, "character 200 is past the end of line 6 of main.go (39 characters)"},
+			{"getDefinition", map[string]any{"path": notes, "line": 1, "character": 1}, "Neovim has no language server for notes.txt"},
+		} {
+			text, isErr := tc.Call(t, c.tool, c.args)
+			if !isErr || !strings.Contains(text, c.want) {
+				t.Errorf("%s %v: %q (error %v), want an error saying %q", c.tool, c.args, text, isErr, c.want)
+			}
 		}
 	})
-}
-
-// terminal_env() gives a terminal of the user's own choosing the variables
-// that connect its Gemini CLI (and the tools server the CLI starts) to this
-// Neovim, starting the sidecar first when it is not running.
-func TestTerminalEnvStartsTheSidecarAndReturnsItsVariables(t *testing.T) {
-	sb := testkit.NewSandbox(t)
-	nv := startNvim(t, sb, Options{Setup: map[string]any{"auto_start": false}})
-	var env map[string]string
-	nv.LuaJSON(t, &env, `return require("gemini_companion").terminal_env()`)
-	var info struct {
-		Port      int    `json:"port"`
-		AuthToken string `json:"authToken"`
-	}
-	nv.LuaJSON(t, &info, `return require("gemini_companion.sidecar").state.info`)
-	if info.Port == 0 || env["GEMINI_CLI_IDE_SERVER_PORT"] != fmt.Sprint(info.Port) ||
-		env["GEMINI_CLI_IDE_AUTH_TOKEN"] != info.AuthToken || env["GEMINI_CLI_IDE_WORKSPACE_PATH"] != sb.Workspace {
-		t.Fatalf("terminal_env() = %v, want the running sidecar's port %d, token and workspace %s", env, info.Port, sb.Workspace)
-	}
-	// A CLI started with them connects to this Neovim.
-	testkit.ConnectCLI(t, info.Port, env["GEMINI_CLI_IDE_AUTH_TOKEN"])
 }

@@ -128,6 +128,22 @@ func Gopls(t testing.TB) string {
 	return ""
 }
 
+// GoplsCommand is the command line an editor runs gopls with in a test:
+// its log in logDir, which also marks the process as this test's for
+// AwaitGoplsExit.
+func GoplsCommand(t testing.TB, logDir string) []string {
+	t.Helper()
+	return []string{Gopls(t), "-logfile", filepath.Join(logDir, "gopls.log")}
+}
+
+// AwaitGoplsExit waits until the gopls started with GoplsCommand(logDir)
+// has exited (its editor quit), so that it writes no more into the test's
+// folders while they are removed.
+func AwaitGoplsExit(t testing.TB, logDir string) {
+	t.Helper()
+	WaitNoProcess(t, filepath.Join(logDir, "gopls.log"))
+}
+
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
