@@ -98,7 +98,7 @@ for _, d in ipairs(vim.diagnostic.get(0)) do
 end
 return false`, 2*waitTimeout)
 
-	testkit.CheckGoTools(t, tc, ws, "Neovim", notes, nv.diagnostics)
+	testkit.CheckGoTools(t, tc, ws, "Neovim", notes, false, nv.diagnostics)
 
 	t.Run("caps", func(t *testing.T) {
 		// The plugin stops at maxResults itself, children included.

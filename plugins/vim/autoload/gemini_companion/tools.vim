@@ -536,10 +536,11 @@ enddef
 
 def GetHover(p: dict<any>, Reply: func)
   AtPosition('textDocument/hover', 'hover', p, Reply, {}, (result) => {
+    var res: dict<any> = {contents: ''}
     if type(result) != v:t_dict
-      return {contents: ''}
+      return res
     endif
-    var res: dict<any> = {contents: HoverText(get(result, 'contents', ''))}
+    res.contents = HoverText(get(result, 'contents', ''))
     if type(get(result, 'range', 0)) == v:t_dict
       res.range = RangeToLink(Lines({}, p.path), result.range)
     endif
@@ -600,8 +601,33 @@ def GetDocumentSymbols(p: dict<any>, Reply: func)
         return out
       }
       var syms = Convert(result)
+      if type(result) == v:t_list && !empty(result) && has_key(result[0], 'location')
+        # Flat SymbolInformation (ALE does not ask for a hierarchy): a
+        # symbol goes inside the one its containerName names.
+        syms = Nest(syms, result)
+      endif
       return truncated ? {symbols: syms, truncated: true} : {symbols: syms}
     })
+enddef
+
+# syms (converted from the flat list infos, in the same order) nested by
+# their containerName: inside the nearest symbol before them of that name.
+def Nest(syms: list<dict<any>>, infos: list<any>): list<dict<any>>
+  var top: list<dict<any>> = []
+  var byName: dict<dict<any>> = {}
+  var i = 0
+  for sym in syms
+    var container = i < len(infos) ? get(infos[i], 'containerName', '') : ''
+    i += 1
+    if type(container) == v:t_string && container != '' && has_key(byName, container)
+      var parent = byName[container]
+      parent.children = get(parent, 'children', []) + [sym]
+    else
+      add(top, sym)
+    endif
+    byName[sym.name] = sym
+  endfor
+  return top
 enddef
 
 def SearchWorkspaceSymbols(p: dict<any>, Reply: func)
@@ -817,14 +843,20 @@ export def Capabilities(): dict<bool>
   return caps
 enddef
 
+# The link's handler of one method (a function of its own: a closure made
+# in a loop would share the loop's variable).
+def Handler(method: string): func
+  return (params: dict<any>, Reply: func) => {
+    if !util.Opt('tools')
+      Reply({code: NOT_AVAILABLE, message: 'the editor tools are off in Vim (g:gemini_companion.tools)'}, null)
+      return
+    endif
+    Handle(method, params, Reply)
+  }
+enddef
+
 export def Setup()
   for method in keys(HANDLERS)
-    link.On(method, (params, Reply) => {
-      if !util.Opt('tools')
-        Reply({code: NOT_AVAILABLE, message: 'the editor tools are off in Vim (g:gemini_companion.tools)'}, null)
-        return
-      endif
-      Handle(method, params, Reply)
-    })
+    link.On(method, Handler(method))
   endfor
 enddef
