@@ -192,7 +192,7 @@ and imenu.  Takes effect at the next start of the sidecar."
          (gemini-companion-tools--fail -32603 "%s: %s" (jsonrpc-name server) msg))))))
 
 (defun gemini-companion-tools--uri (path)
-  "PATH as a file:// URI as eglot makes them."
+  "PATH as a file:// URI, as eglot writes them."
   (concat "file://" (url-hexify-string (file-truename path) url-path-allowed-chars)))
 
 (defun gemini-companion-tools--path (uri)
@@ -304,7 +304,8 @@ and imenu.  Takes effect at the next start of the sidecar."
 ;;; Definitions, references, hover
 
 (defun gemini-companion-tools--locations (result max)
-  "LSP locations RESULT (Location, Location[] or LocationLink[]) on the link."
+  "LSP locations RESULT on the link, at most MAX.
+RESULT is a Location, a vector of Location or of LocationLink."
   (let ((list (cond ((vectorp result) (append result nil))
                     ((and result (listp result) (or (plist-get result :uri) (plist-get result :targetUri))) (list result))
                     (t nil)))
@@ -536,8 +537,9 @@ Without a language server, FALLBACK (a function of the point, or nil)."
 ;;; Open files
 
 (defun gemini-companion-tools--file-window-buffer ()
-  "The buffer of the selected window if it visits a file, else of the
-most recently selected window that does, else nil."
+  "The file buffer the user is in, or nil.
+The selected window's buffer if it visits a file, else that of the
+first window that does (the user may be in a terminal)."
   (let ((buf (window-buffer (selected-window))))
     (if (buffer-file-name buf)
         buf
