@@ -3,6 +3,7 @@ package emacs
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +29,11 @@ const eglotInit = `
 func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
+	for _, pkg := range []string{"eglot", "go-mode"} {
+		if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/" + pkg + "-[0-9]*"); len(m) == 0 {
+			tmuxdrive.Missing(t, pkg+" is not installed (apt-get install elpa-eglot elpa-go-mode)")
+		}
+	}
 	sb := testkit.NewSandbox(t)
 	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
 	notes := sb.WriteFile(t, "notes.txt", "no language server here\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
 
 // The editor tools (docs/editor-tools.md) answered by Vim 9 from ALE
@@ -38,6 +39,9 @@ func startVimWithALE(t *testing.T, sb *testkit.Sandbox) *Vim {
 		testkit.AwaitGoplsExit(t, sb.TmpDir)
 	})
 	v.WaitRunning(t)
+	if !v.Bool(t, "exists('g:loaded_ale')") {
+		tmuxdrive.Missing(t, "ALE is not installed (apt-get install vim-ale)")
+	}
 	return v
 }
 
