@@ -205,6 +205,21 @@ func TestEditorToolsThroughTheStdioServer(t *testing.T) {
 	if isErr || !strings.Contains(text, "undefined: answer") {
 		t.Fatalf("getDiagnostics after a late answer: %s (error %v)", text, isErr)
 	}
+	// getOpenEditors: this plugin does not answer it, so the companion
+	// answers from the context the plugin reported, the cursor converted
+	// from UTF-16 units to characters ("// 😀 x": x is UTF-16 column 7,
+	// character 6).
+	emoji := sb.WriteFile(t, "emoji.go", "// 😀 x\n")
+	ed.Notify(t, "context/fileFocused", map[string]any{"path": emoji, "cursor": map[string]int{"line": 1, "character": 7}})
+	var eds protocol.OpenEditorsResult
+	ok := testkit.Poll(wait, func() bool {
+		text, isErr := call(t, cs, "getOpenEditors", nil)
+		eds = protocol.OpenEditorsResult{}
+		return !isErr && json.Unmarshal([]byte(text), &eds) == nil && len(eds.Editors) == 1
+	})
+	if !ok || eds.Editors[0].Path != emoji || !eds.Editors[0].Active || eds.Editors[0].Cursor == nil || *eds.Editors[0].Cursor != (protocol.Position{Line: 1, Character: 6}) {
+		t.Errorf("getOpenEditors: %+v", eds)
+	}
 	// Bad arguments never reached the editor.
 	for _, r := range si.requests() {
 		if strings.Contains(r, `"line":0`) || strings.Contains(r, "secret.go") || strings.Contains(r, `"path":"main.go"`) {
