@@ -121,3 +121,61 @@ func TestToolsAnswerFromALE(t *testing.T) {
 }
 
 func pos(line, char int) protocol.Position { return protocol.Position{Line: line, Character: char} }
+
+// Without ALE, Vim answers from what it has: the quickfix list (as :make
+// fills it) for diagnostics, a tags file for definitions and outlines; a
+// tool that needs a language server says to install ALE.
+func TestToolsAnswerFromQuickfixAndTags(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
+	// A tags file as ctags writes it.
+	sb.WriteFile(t, "tags", "!_TAG_FILE_SORTED\t1\t/0=unsorted, 1=sorted/\n"+
+		"Add\thelper.go\t/^func Add(a, b int) int {$/;\"\tf\n"+
+		"Counter\thelper.go\t/^type Counter struct {$/;\"\ts\n")
+	v := startVim(t, sb, Options{Config: map[string]any{"auto_start": true}})
+	v.WaitRunning(t)
+	env := v.terminalEnv(t)
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), env))
+
+	// Before anything fills the quickfix list, Vim has no diagnostics.
+	text, isErr := tc.Call(t, "getDiagnostics", map[string]any{"path": ws.Main})
+	if !isErr || !strings.HasPrefix(text, "Vim has no diagnostics for main.go: install ALE") {
+		t.Errorf("getDiagnostics with an empty quickfix list: %q (error %v)", text, isErr)
+	}
+
+	// A compiler's message about Add, in bytes as compilers count them:
+	// after the tab and the multi-byte string.
+	src, err := os.ReadFile(ws.Main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Split(string(src), "\n")[ws.UseLine-1]
+	byteCol := strings.Index(line, "Add(") + 1
+	v.Ex(t, fmt.Sprintf("edit main.go | cgetexpr %s", vimString(fmt.Sprintf("main.go:%d:%d: undefined: Add", ws.UseLine, byteCol))))
+	var diags protocol.DiagnosticsResult
+	tc.MustCall(t, "getDiagnostics", map[string]any{"path": ws.Main}, &diags, v.diagnostics)
+	if len(diags.Diagnostics) != 1 || diags.Diagnostics[0].Message != "undefined: Add" ||
+		diags.Diagnostics[0].Range.Start != pos(ws.UseLine, ws.UseColumn) || diags.Diagnostics[0].Severity != "error" {
+		t.Errorf("diagnostics from the quickfix list = %#v, want undefined: Add at %d:%d", diags.Diagnostics, ws.UseLine, ws.UseColumn)
+	}
+
+	var locs protocol.LocationsResult
+	tc.MustCall(t, "getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn + 1}, &locs, v.diagnostics)
+	want := protocol.Location{Path: ws.Helper, Range: protocol.Range{Start: pos(ws.DefLine, ws.DefColumn), End: pos(ws.DefLine, ws.DefColumn+3)},
+		Text: "func Add(a, b int) int {"}
+	if len(locs.Locations) != 1 || locs.Locations[0] != want {
+		t.Errorf("definition from tags = %+v, want %+v", locs.Locations, want)
+	}
+
+	var syms protocol.DocumentSymbolsResult
+	tc.MustCall(t, "getDocumentSymbols", map[string]any{"path": ws.Helper}, &syms, v.diagnostics)
+	if len(syms.Symbols) != 2 || syms.Symbols[0].Name != "Add" || syms.Symbols[0].Kind != "function" ||
+		syms.Symbols[1].Name != "Counter" || syms.Symbols[1].Kind != "struct" || syms.Symbols[1].Range.Start.Line != 9 {
+		t.Errorf("outline from tags = %+v, want Add (function) and Counter (struct, line 9)", syms.Symbols)
+	}
+
+	text, isErr = tc.Call(t, "getHover", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn})
+	if !isErr || !strings.HasPrefix(text, "Vim has no language server for main.go: install ALE") {
+		t.Errorf("getHover without ALE: %q (error %v)", text, isErr)
+	}
+}

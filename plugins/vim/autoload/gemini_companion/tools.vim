@@ -199,6 +199,13 @@ def AleLinterIsLsp(name: string, buf: number): bool
   return false
 enddef
 
+# The error for a file no language server answers for.
+def NoServer(buf: number, path: string): dict<any>
+  var why = HasAle() ? 'ALE has no language server for ' .. (getbufvar(buf, '&filetype') ?? 'its filetype') .. ' (g:ale_linters)'
+    : 'install ALE (Debian: vim-ale, then packadd! ale in your vimrc)'
+  return {code: NOT_AVAILABLE, message: 'Vim has no language server for ' .. Name(path) .. ': ' .. why}
+enddef
+
 var handlers: dict<func> = {}    # LSP request id -> handler(response)
 var registered: dict<bool> = {}  # ALE connection ids whose responses come here
 
@@ -217,9 +224,7 @@ enddef
 def AleRequest(buf: number, path: string, method: string, capability: string, params: dict<any>, Reply: func, Done: func)
   var linters = AleLspLinters(buf)
   if empty(linters)
-    var why = HasAle() ? 'ALE has no language server for ' .. (getbufvar(buf, '&filetype') ?? 'its filetype') .. ' (g:ale_linters)'
-      : 'install ALE (Debian: vim-ale, then packadd! ale in your vimrc)'
-    Reply({code: NOT_AVAILABLE, message: 'Vim has no language server for ' .. Name(path) .. ': ' .. why}, null)
+    Reply(NoServer(buf, path), null)
     return
   endif
   var linter = linters[0]
@@ -325,7 +330,7 @@ def Diagnostic(cache: dict<any>, path: string, item: dict<any>, lsp: bool, sourc
     after = first
   endif
   var d: dict<any> = {path: path, range: {start: first, end: after}, severity: Severity(item),
-    message: get(item, 'text', '')}
+    message: trim(get(item, 'text', ''))}
   var detail = get(item, 'detail', '')
   var src = source
   if lsp && type(detail) == v:t_string && detail =~ '^\[[^]]*\] '
@@ -378,7 +383,7 @@ def GetDiagnostics(p: dict<any>, Reply: func)
     endfor
     var seen: dict<bool> = {}
     for l in lists
-      var title = substitute(get(l, 'title', ''), '^:', '', '')
+      var title = trim(substitute(get(l, 'title', ''), '^:', '', ''))
       for item in get(l, 'items', [])
         if get(item, 'bufnr', 0) <= 0 || !get(item, 'valid', 1)
           continue
@@ -449,7 +454,8 @@ enddef
 def WordAt(line: string, p: dict<any>): string
   var byte = CharToByte(line, p.character - 1)
   var start = byte
-  while start > 0 && line[start - 1] =~ '\k'
+  # Bytes (strpart), not characters (line[i] counts characters in Vim9).
+  while start > 0 && strpart(line, start - 1, 1) =~ '\k'
     start -= 1
   endwhile
   return matchstr(line, '^\k\+', start)
@@ -493,6 +499,10 @@ enddef
 def AtPosition(method: string, capability: string, p: dict<any>, Reply: func, extra: dict<any>, Done: func)
   var buf = LoadBuffer(p.path)
   var line = CheckPosition(buf, p.path, p)
+  if empty(AleLspLinters(buf))
+    Reply(NoServer(buf, p.path), null)
+    return
+  endif
   AleRequest(buf, p.path, method, capability, extend(PositionParams(buf, line, p), extra), Reply, Done)
 enddef
 
