@@ -211,8 +211,9 @@ and imenu.  Takes effect at the next start of the sidecar."
   (gemini-companion-tools--fail
    gemini-companion-tools--not-available
    "Emacs has no language server for %s that answers %s: %s"
-   (gemini-companion-tools--name path) what
-   (if (fboundp 'eglot-current-server)
+   (gemini-companion-tools--name path)
+   (if (keywordp what) (substring (symbol-name what) 1) what)
+   (if (or (fboundp 'eglot-current-server) (locate-library "eglot"))
        "start eglot in its buffer (M-x eglot, or eglot-ensure in its mode hook)"
      "install eglot (Debian: elpa-eglot) and start it in its buffer")))
 

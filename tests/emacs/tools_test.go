@@ -104,3 +104,52 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 		}
 	})
 }
+
+// Without eglot, Emacs answers outlines from imenu (go-mode's) and says
+// what to start for what needs a language server or diagnostics.
+func TestToolsAnswerFromImenuWithoutEglot(t *testing.T) {
+	requireEmacs(t)
+	tmuxdrive.Require(t)
+	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/go-mode-[0-9]*"); len(m) == 0 {
+		tmuxdrive.Missing(t, "go-mode is not installed (apt-get install elpa-go-mode)")
+	}
+	sb := testkit.NewSandbox(t)
+	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
+	em := startEmacsWith(t, sb, env, "(require 'go-mode)", "gemini", "auto", "main.go")
+	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
+	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
+	text, err := strconv.Unquote(info)
+	var vars map[string]string
+	if err != nil || json.Unmarshal([]byte(text), &vars) != nil {
+		t.Fatalf("the sidecar's env: %s", info)
+	}
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	more := func() string { return em.pane.Screen() + testkit.SidecarLogTail(em.log) }
+
+	var syms protocol.DocumentSymbolsResult
+	tc.MustCall(t, "getDocumentSymbols", map[string]any{"path": ws.Helper}, &syms, more)
+	// go-mode's imenu names functions with their signature.
+	var add *protocol.DocumentSymbol
+	for i, s := range syms.Symbols {
+		if strings.HasPrefix(s.Name, "Add(") {
+			add = &syms.Symbols[i]
+		}
+	}
+	if add == nil || add.Kind != "function" || add.Range.Start.Line != ws.DefLine {
+		t.Errorf("outline from imenu = %+v, want the function Add on line %d", syms.Symbols, ws.DefLine)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine, "character": ws.UseColumn}, "Emacs has no language server for main.go that answers textDocument/definition: start eglot"},
+		{"getDiagnostics", map[string]any{"path": ws.Main}, "Emacs has no diagnostics for main.go: turn on flymake-mode"},
+	} {
+		text, isErr := tc.Call(t, c.tool, c.args)
+		if !isErr || !strings.HasPrefix(text, c.want) {
+			t.Errorf("%s: %q (error %v), want an error saying %q", c.tool, text, isErr, c.want)
+		}
+	}
+}
