@@ -82,7 +82,15 @@ func TestGeminiCLIExtensionCallsTheEditorTools(t *testing.T) {
 		}
 		return string(out)
 	}
-	out := run(2*time.Minute, "extensions", "install", filepath.Join(testkit.ModuleRoot(t), "plugins", "gemini-cli"), "--consent")
+	// The README's line, with the clone's path; --consent answers the
+	// CLI's question about third-party extensions, which a user answers
+	// at the prompt.
+	line := readmeLine(t, "## Editor tools: what the editor knows, for the model", "gemini extensions install")
+	args := strings.Fields(strings.Replace(line, "/path/to/gemini-ide-companion", testkit.ModuleRoot(t), 1))
+	if len(args) != 4 || args[0] != "gemini" {
+		t.Fatalf("README's install line %q is not `gemini extensions install PATH`", line)
+	}
+	out := run(2*time.Minute, append(args[1:], "--consent")...)
 	if !strings.Contains(out, "editor-tools") {
 		t.Fatalf("extensions install: %s", out)
 	}
