@@ -52,6 +52,10 @@ The argument is t once the sidecar is ready, nil when it stopped.")
      :restarted "gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable."))
   "The policy used until the sidecar sends its own (editor link v2).")
 
+(defvar gemini-companion-link-capabilities-function nil
+  "A function returning more capabilities for `initialize' (a plist), or nil.
+The editor tools set it to declare the features they answer.")
+
 (defvar gemini-companion-link--conn nil "The live connection to the sidecar, or nil.")
 (defvar gemini-companion-link--proc nil "The sidecar process, or nil.")
 (defvar gemini-companion-link--state 'stopped
@@ -211,8 +215,13 @@ Signal an error when it fails."
         :ide '(:name "emacs" :displayName "Emacs" :restartCommand "M-x gemini-companion-restart")
         :processId (emacs-pid)
         :workspaceFolders (vconcat gemini-companion-link-folders)
-        :capabilities '(:diff t :diffStates t :selection t :terminal t
-                        :diagnostics :json-false :agent :json-false)))
+        :capabilities (let ((caps (list :diff t :diffStates t :selection t :terminal t
+                                        :diagnostics :json-false :agent :json-false)))
+                        (cl-loop for (k v) on (and gemini-companion-link-capabilities-function
+                                                   (funcall gemini-companion-link-capabilities-function))
+                                 by #'cddr
+                                 do (setq caps (plist-put caps k v)))
+                        caps)))
 
 (defun gemini-companion-link--spawn (program)
   "Run PROGRAM and send it `initialize'."

@@ -33,6 +33,7 @@
 (require 'gemini-companion-link)
 (require 'gemini-companion-context)
 (require 'gemini-companion-diff)
+(require 'gemini-companion-tools)
 (require 'project)
 
 (declare-function eat "ext:eat" (&optional program arg))
@@ -130,6 +131,32 @@ Gemini CLI connected to it."
          (lambda (err) (when err (gemini-companion-link-message "error" err)))))
     (remove-hook 'kill-emacs-hook #'gemini-companion--kill-emacs)
     (gemini-companion-link-stop)))
+
+;;;###autoload
+(defun gemini-companion-terminal-env (&optional timeout)
+  "The environment that connects a Gemini CLI you start yourself to Emacs.
+A list of \"NAME=VALUE\" strings (GEMINI_CLI_IDE_SERVER_PORT,
+GEMINI_CLI_IDE_WORKSPACE_PATH, GEMINI_CLI_IDE_AUTH_TOKEN and
+GEMINI_CLI_IDE_PID) for a terminal of your own choosing; Gemini CLI
+passes them on to `gemini-ide-companion tools'.  Starts the sidecar if
+needed and waits for it, at most TIMEOUT seconds (default 15); nil when
+it cannot start.  For example:
+
+  (let ((process-environment
+         (append (gemini-companion-terminal-env) process-environment)))
+    (vterm))"
+  (let ((deadline (+ (float-time) (or timeout 15)))
+        (done nil) (env nil))
+    (unless (gemini-companion-link-running-p)
+      (gemini-companion-link-start (lambda (_err) (setq done t)))
+      (while (and (not done) (< (float-time) deadline))
+        (accept-process-output nil 0.02)))
+    (when (gemini-companion-link-running-p)
+      (setq done nil)
+      (gemini-companion-link-terminal-env (lambda (e) (setq done t env e)))
+      (while (and (not done) (< (float-time) deadline))
+        (accept-process-output nil 0.02)))
+    env))
 
 ;;;###autoload
 (defun gemini-companion-restart ()

@@ -160,6 +160,31 @@ local function position(buf, mode)
   return cursor, sel
 end
 
+--- The selected text in the current window in visual/select mode `mode`
+--- (for the editor tools' getOpenEditors).
+function M.selected_text(buf, mode)
+  return selection(buf, mode)
+end
+
+--- The buffer of the file last reported as active (the focus may be in a
+--- terminal since), or nil.
+function M.active_buffer()
+  for b, p in pairs(reported) do
+    if p == last.path and api.nvim_buf_is_valid(b) then
+      return b
+    end
+  end
+  return nil
+end
+
+--- The selected text last reported for buf while it was active, or nil.
+function M.last_selection(buf)
+  if last.path ~= nil and reported[buf] == last.path then
+    return last.sel
+  end
+  return nil
+end
+
 --- Sends what changed since the last report about the current window.
 function M.flush()
   if not sidecar.running() then
