@@ -86,6 +86,13 @@ func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
 // WithProblems sets the function told about unusable lines.
 func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
 
+// WithWriteTimeout sets how long a write may make no progress before it
+// fails with ErrStalled (DefaultWriteTimeout unless set): shorter to find a
+// stalled peer quickly, longer for a peer that may pause to take in a huge
+// line on a loaded machine, as a test's stand-in editor feeding a race-built
+// sidecar does.
+func WithWriteTimeout(d time.Duration) Option { return func(c *Conn) { c.writeTimeout = d } }
+
 // New returns a Conn that reads messages from r, writes to w and hands what
 // it reads to h.
 func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
