@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
@@ -37,6 +38,9 @@ Usage:
   gemini-ide-companion --stdio [--framing=lsp]     speak the editor link on stdin/stdout
                                                    (how editor plugins run it); lsp framing
                                                    suits editors' built-in JSON-RPC clients
+  gemini-ide-companion tools                       a stdio MCP server with the editor tools
+                                                   (diagnostics, definitions, references...),
+                                                   answered by the editor this runs in
   gemini-ide-companion help | --help | --version
 
 In standalone mode, answer each proposed diff with one key:
@@ -55,6 +59,7 @@ type config struct {
 	pid       int
 	json      bool
 	framing   string
+	timeout   time.Duration
 }
 
 func main() {
@@ -105,6 +110,7 @@ func flags(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.pid, "pid", 0, "env: pick the companion with this process ID (or IDE PID)")
 	fs.BoolVar(&cfg.json, "json", false, "doctor: print the findings as JSON")
 	fs.StringVar(&cfg.framing, "framing", "ndjson", "--stdio: ndjson (a message per line) or lsp (Content-Length headers)")
+	fs.DurationVar(&cfg.timeout, "editor-timeout", 0, "--stdio: how long the editor may take to show a diff or answer an editor tool (default 10s)")
 	return fs
 }
 
@@ -190,6 +196,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDoctor(cfg, stdout, stderr)
 	case "stdio":
 		return runStdio(cfg, stdin, stdout, stderr)
+	case "tools":
+		return runTools(cfg, stdin, stdout, stderr)
 	case "serve":
 		return runServe(cfg, stdin, stdout, stderr)
 	}

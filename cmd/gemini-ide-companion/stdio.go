@@ -28,7 +28,7 @@ func runStdio(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	logger.Info().Str("version", version).Int("pid", os.Getpid()).Stringer("framing", framing).Msg("editor link starting")
 	if err := editorlink.Serve(ctx, pollable(stdin), stdout, editorlink.Config{
-		Options:    companion.Options{Version: version, Logger: logger},
+		Options:    companion.Options{Version: version, Logger: logger, EditorTimeout: cfg.timeout},
 		Framing:    framing,
 		Extensions: []editorlink.Extension{agentpanel.Extension(logger)},
 	}); err != nil {

@@ -94,6 +94,9 @@ type EditorLink struct {
 	log     zerolog.Logger
 	version string
 	agent   bool // an extension answers agent/*
+	// editorTimeout is how long the plugin may take to answer a request
+	// (companion.Options.EditorTimeout), told to it in the policy.
+	editorTimeout time.Duration
 	// deciders and closers are the extension handlers that implement
 	// Decider and io.Closer.
 	deciders []Decider
@@ -123,7 +126,10 @@ type EditorLink struct {
 // It always cleans up (discovery file removed) before returning.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	c := companion.New(cfg.Options)
-	el := &EditorLink{c: c, log: cfg.Logger, version: cfg.Version, mux: link.NewMux()}
+	el := &EditorLink{c: c, log: cfg.Logger, version: cfg.Version, mux: link.NewMux(), editorTimeout: cfg.EditorTimeout}
+	if el.editorTimeout <= 0 {
+		el.editorTimeout = companion.DefaultEditorTimeout
+	}
 	el.conn = link.New(r, w, el, link.WithFraming(cfg.Framing), link.WithMaxLine(protocol.MaxMessageBytes),
 		link.WithProblems(func(err error) {
 			el.log.Warn().Err(err).Msg("editor link")
@@ -149,6 +155,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 		}
 	}
 	c.SetEditor(el)
+	c.SetToolEditor(el)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
