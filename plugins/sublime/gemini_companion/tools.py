@@ -81,7 +81,10 @@ def _int(value):
 
 
 def _lines(text):
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    """The lines of ``text``; a final line break ends the last line (as the
+    sidecar counts them)."""
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    return lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
 
 
 def _bad(message):

@@ -13,8 +13,12 @@ and characters all differ), the line's text, the errors' messages.
 """
 
 import itertools
+import json
 import os
+import queue
+import subprocess
 import sys
+import threading
 import unittest
 
 import support
@@ -153,7 +157,7 @@ class EditorToolsTest(unittest.TestCase):
 
     def test_bad_positions_get_clear_errors(self):
         message = self.error("editor/getDefinition", self.at(self.main, 900, 1), INVALID_PARAMS)
-        self.assertEqual(message, "line 900 is past the end of main.go (9 lines)")
+        self.assertEqual(message, "line 900 is past the end of main.go (8 lines)")
         message = self.error("editor/getDefinition", self.at(self.main, 0, 1), INVALID_PARAMS)
         self.assertEqual(message, "line must be 1 or more")
         message = self.error("editor/getDefinition", self.at(self.main, 6, 80), INVALID_PARAMS)
@@ -253,7 +257,109 @@ class EditorToolsTest(unittest.TestCase):
         selected = view.substr(view.sel()[0])
         self.assertEqual(selected, "func Greet(name string) string {\n\treturn \"hello \" + name")
         message = self.error("editor/openFile", {"path": self.main, "line": 90}, INVALID_PARAMS)
-        self.assertEqual(message, "line 90 is past the end of main.go (9 lines)")
+        self.assertEqual(message, "line 90 is past the end of main.go (8 lines)")
+
+
+class ToolsServer(object):
+    """``gemini-ide-companion tools`` as an agent runs it (a stdio MCP server,
+    newline-delimited JSON-RPC), started with the terminal environment the
+    plugin gives Gemini CLI; replies are read on a thread so the test can
+    keep running Sublime's UI loop meanwhile."""
+
+    def __init__(self, binary, env, cwd):
+        self.proc = subprocess.Popen([binary, "tools"], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.replies = queue.Queue()
+        self.ids = itertools.count(1)
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "test-agent", "version": "1"}})
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _read(self):
+        for line in iter(self.proc.stdout.readline, b""):
+            message = json.loads(line.decode("utf-8"))
+            if "id" in message and "method" not in message:
+                self.replies.put(message)
+
+    def _send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        request_id = next(self.ids)
+        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        box = []
+        if not sublime.run_until(lambda: box or self._take(box), timeout=20):
+            raise AssertionError("no answer to %s within 20 s" % method)
+        return box[0]
+
+    def _take(self, box):
+        try:
+            box.append(self.replies.get_nowait())
+        except queue.Empty:
+            return False
+        return True
+
+    def call(self, tool, arguments):
+        """(text the model reads, isError)."""
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})["result"]
+        return result["content"][0]["text"], bool(result.get("isError"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+class ThroughTheRealSidecarTest(unittest.TestCase):
+    """An agent's call through ``gemini-ide-companion tools`` and the real
+    sidecar reaches the plugin, and the model reads its answer."""
+
+    def setUp(self):
+        sublime.state.reset()
+        self.tmp = support.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+        self.workspace = self.tmp.join("workspace")
+        self.main = self.tmp.write("workspace/main.go", MAIN_GO)
+        self.greet = self.tmp.write("workspace/greet.go", GREET_GO)
+        settings = sublime.load_settings(SETTINGS)
+        settings.set("binary", support.sidecar_binary())
+        settings.set("env", {"TMPDIR": self.tmp.path})
+        settings.set("log_level", "warn")
+        settings.set("auto_start", True)
+        self.window = sublime.add_window([self.workspace])
+        self.plugin = support.load_plugin()
+        self.plugin.console = lambda text: None
+        sublime_plugin.load_plugin(self.plugin)
+        session = self.plugin._sessions[self.window.id()]
+        self.assertTrue(sublime.run_until(lambda: session.state == "ready", timeout=20), session.last_error)
+        self.pid = session.sidecar_pid
+        env = dict(os.environ, TMPDIR=self.tmp.path, **session.env)
+        self.tools = ToolsServer(support.sidecar_binary(), env, self.workspace)
+
+    def tearDown(self):
+        self.tools.close()
+        sublime_plugin.unload_plugin(self.plugin)
+        support.wait_until(lambda: not support.pid_alive(self.pid))
+        self.assertEqual(sublime.state.errors, [], "plugin callbacks raised")
+        self.assertEqual(sublime.state.thread_violations, [], "Sublime API used off the UI thread")
+
+    def test_the_model_reads_the_definition_sublime_found(self):
+        text, is_error = self.tools.call("getDefinition", {"path": self.main, "line": 6, "character": SECOND_GREET})
+        self.assertFalse(is_error, text)
+        locations = json.loads(text)["locations"]
+        self.assertEqual([(l["path"], l["range"]["start"], l.get("text")) for l in locations],
+                         [(self.greet, {"line": 4, "character": 6}, "func Greet(name string) string {")])
+
+    def test_the_model_is_told_what_sublime_cannot_answer(self):
+        text, is_error = self.tools.call("getDiagnostics", {"path": self.main})
+        self.assertTrue(is_error)
+        self.assertIn("install the LSP package", text)
+        text, is_error = self.tools.call("getHover", {"path": self.main, "line": 6, "character": SECOND_GREET})
+        self.assertTrue(is_error)
+        self.assertIn("Sublime Text", text)
+        self.assertIn("hover", text)
 
 
 if __name__ == "__main__":
