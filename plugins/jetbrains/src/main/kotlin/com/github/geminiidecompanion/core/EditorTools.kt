@@ -7,7 +7,7 @@ import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
-// The editor tools (docs/editor-tools.md): the sidecar's editor/* requests, answered from what the IDE
+// The editor tools (docs/editor-tools.md): the sidecar's editor/… requests, answered from what the IDE
 // knows. The IDE layer implements EditorSource with the platform (highlighting infos, PSI references,
 // the structure view); this file checks params, converts positions and caps answers, platform-free.
 
@@ -39,6 +39,8 @@ class NotAvailable(message: String) : Exception(message)
 interface EditorSource {
     /** The IDE's name as a model reads it ("IntelliJ IDEA"). */
     val editorName: String
+    /** The features it answers, as initialize's capabilities name them ([EditorTools.FEATURES]). */
+    val offers: Set<String>
     /** The file's text as the IDE has it (unsaved changes included), or null when there is no such file. */
     fun text(path: String): CharSequence?
     /** The highlighting's problems of [path], or of every file the IDE has analysed when null. */
@@ -66,8 +68,8 @@ class TextLines(val text: CharSequence) {
         for (i in text.indices) if (text[i] == '\n') list.add(i + 1)
         list.toIntArray()
     }
-    /** Number of lines (a final line break starts an empty last line, as editors show it). */
-    val count: Int get() = starts.size
+    /** Number of lines; a final line break ends the last line (as the sidecar counts them). */
+    val count: Int get() = if (starts.size > 1 && starts.last() == text.length) starts.size - 1 else starts.size
     /** Line [line] (1-based) without its line break. */
     fun line(line: Int): String {
         val end = if (line < starts.size) starts[line] - 1 else text.length
@@ -94,7 +96,7 @@ class TextLines(val text: CharSequence) {
 }
 
 /**
- * Answers the sidecar's `editor/*` requests from [source], each on a worker thread, within
+ * Answers the sidecar's `editor/…` requests from [source], each on a worker thread, within
  * [deadlineMs] (a little less than the sidecar's `editorRequestTimeoutMs`): past it, the answer is
  * [DEADLINE_PASSED] naming what the IDE was doing.
  */
@@ -116,11 +118,19 @@ class EditorTools(private val source: EditorSource, private val deadlineMs: () -
             "interface", "function", "variable", "constant", "string", "number", "boolean", "array", "object", "key",
             "null", "enumMember", "struct", "event", "operator", "typeParameter", "other",
         )
-        /** What this plugin answers (initialize's capabilities). */
-        val CAPABILITIES: Map<String, Boolean> = linkedMapOf(
-            "diagnostics" to true, "definition" to true, "references" to true, "hover" to true,
-            "documentSymbols" to true, "workspaceSymbols" to true, "openEditors" to true, "openFile" to true,
-        )
+        /** The editor tools' features, as initialize's capabilities name them. */
+        val FEATURES = listOf("diagnostics", "definition", "references", "hover", "documentSymbols", "workspaceSymbols", "openEditors", "openFile")
+
+        /** The tools' symbol kind for a code model class named [className] ("PsiMethodImpl", "GoFunctionDeclarationImpl"). */
+        fun kindOf(className: String): String {
+            val n = className.lowercase()
+            return listOf(
+                "constructor" to "constructor", "method" to "method", "function" to "function", "interface" to "interface",
+                "enumconstant" to "enumMember", "enum" to "enum", "struct" to "struct", "class" to "class", "typeparameter" to "typeParameter",
+                "field" to "field", "property" to "property", "const" to "constant", "variable" to "variable", "var" to "variable",
+                "package" to "package", "namespace" to "namespace", "module" to "module", "typespec" to "struct", "type" to "class",
+            ).firstOrNull { n.contains(it.first) }?.second ?: "other"
+        }
 
         /** At most [max] UTF-16 units of [s], never splitting a surrogate pair. */
         fun clipUtf16(s: String, max: Int): String {
@@ -132,7 +142,7 @@ class EditorTools(private val source: EditorSource, private val deadlineMs: () -
         /** Plain text of documentation HTML: tags dropped, breaks kept, entities decoded. */
         fun plainText(html: String): String {
             if (!html.contains('<')) return html.trim()
-            val broken = html.replace(Regex("(?i)<(br|/p|/div|/pre|/h[1-6]|/tr|/li)\\b[^>]*>"), "\n")
+            val broken = html.replace(Regex("(?i)<(br|p|div|pre|li|/p|/div|/pre|/h[1-6]|/tr|/li)\\b[^>]*>"), "\n")
             val bare = broken.replace(Regex("<[^>]*>"), "")
             val decoded = bare.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'")
                 .replace("&nbsp;", " ").replace("&amp;", "&")
@@ -140,17 +150,26 @@ class EditorTools(private val source: EditorSource, private val deadlineMs: () -
         }
     }
 
+    /** What to declare in initialize's capabilities. */
+    val capabilities: Map<String, Boolean> get() = FEATURES.associateWith { it in source.offers }
+
+    private val methods: Map<String, (Any?) -> CompletableFuture<Any?>> = mapOf(
+        "editor/getDiagnostics" to { p -> async("collecting the diagnostics") { diagnostics(p) } },
+        "editor/getDefinition" to { p -> async("finding the definition") { locations(p) { path, offset, _ -> source.definitions(path, offset) } } },
+        "editor/getReferences" to { p -> async("finding the references") { locations(p) { path, offset, max -> source.references(path, offset, max + 1) } } },
+        "editor/getHover" to { p -> async("reading the documentation") { hover(p) } },
+        "editor/getDocumentSymbols" to { p -> async("building the file's structure") { documentSymbols(p) } },
+        "editor/searchWorkspaceSymbols" to { p -> async("searching the project's symbols") { workspaceSymbols(p) } },
+        "editor/getOpenEditors" to { p -> async("listing the open editors") { openEditors(p) } },
+        "editor/openFile" to { p -> async("opening the file") { openFile(p) } },
+    )
+
     /** Registers the handlers on [sidecar]. */
-    fun register(sidecar: Sidecar) {
-        sidecar.on("editor/getDiagnostics") { p -> async("collecting the diagnostics") { diagnostics(p) } }
-        sidecar.on("editor/getDefinition") { p -> async("finding the definition") { locations(p) { path, offset, _ -> source.definitions(path, offset) } } }
-        sidecar.on("editor/getReferences") { p -> async("finding the references") { locations(p) { path, offset, max -> source.references(path, offset, max + 1) } } }
-        sidecar.on("editor/getHover") { p -> async("reading the documentation") { hover(p) } }
-        sidecar.on("editor/getDocumentSymbols") { p -> async("building the file's structure") { documentSymbols(p) } }
-        sidecar.on("editor/searchWorkspaceSymbols") { p -> async("searching the project's symbols") { workspaceSymbols(p) } }
-        sidecar.on("editor/getOpenEditors") { p -> async("listing the open editors") { openEditors(p) } }
-        sidecar.on("editor/openFile") { p -> async("opening the file") { openFile(p) } }
-    }
+    fun register(sidecar: Sidecar) { for ((method, handler) in methods) sidecar.on(method) { p -> handler(p) } }
+
+    /** The answer to the `editor/…` request [method]: its result, or a [LinkError] with the code the model's error comes from. */
+    fun answer(method: String, params: Any?): CompletableFuture<Any?> =
+        methods[method]?.invoke(params) ?: CompletableFuture.failedFuture(LinkError(LinkError.METHOD_NOT_FOUND, "unknown method $method"))
 
     private fun async(what: String, work: () -> Any?): CompletableFuture<Any?> {
         val ms = deadlineMs().coerceAtLeast(100)

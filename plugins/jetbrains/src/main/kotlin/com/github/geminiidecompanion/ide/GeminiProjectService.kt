@@ -119,6 +119,7 @@ class GeminiProjectService(private val project: Project) : Disposable {
             isTrusted = { project.isTrusted().also { lastTrust = it } },
             ideName = "jetbrains",
             ideDisplayName = ApplicationInfo.getInstance().fullApplicationName,
+            tools = IdeEditorSource(project, ApplicationInfo.getInstance().fullApplicationName),
         ), Ui())
         try {
             s.start()
