@@ -13,7 +13,9 @@ import com.intellij.codeInsight.daemon.impl.DaemonCodeAnalyzerEx
 import com.intellij.codeInsight.daemon.impl.HighlightInfo
 import com.intellij.ide.structureView.StructureViewTreeElement
 import com.intellij.ide.structureView.TreeBasedStructureViewBuilder
+import com.intellij.lang.LanguageDocumentation
 import com.intellij.lang.LanguageStructureViewBuilder
+import com.intellij.navigation.ChooseByNameContributor
 import com.intellij.lang.annotation.HighlightSeverity
 import com.intellij.openapi.application.ApplicationManager
 import com.intellij.openapi.editor.Document
@@ -45,8 +47,7 @@ import java.io.File
 class IdeEditorSource(private val project: Project, override val editorName: String) : EditorSource {
     private val app get() = ApplicationManager.getApplication()
 
-    // Hover and workspace symbols are not offered yet (see the README).
-    override val offers: Set<String> = setOf("diagnostics", "definition", "references", "documentSymbols", "openEditors", "openFile")
+    override val offers: Set<String> = EditorTools.FEATURES.toSet()
 
     private fun <T> read(body: () -> T): T = app.runReadAction(Computable { body() })
 
@@ -128,7 +129,16 @@ class IdeEditorSource(private val project: Project, override val editorName: Str
         return out
     }
 
-    override fun hover(path: String, offset: Int): SourceHover? = throw NotAvailable("$editorName does not offer hover text to the tools yet")
+    override fun hover(path: String, offset: Int): SourceHover? {
+        val file = psi(path)
+        val target = target(path, offset) ?: return null
+        return read {
+            val original = file.findElementAt(offset)
+            val provider = LanguageDocumentation.INSTANCE.forLanguage(target.language) ?: return@read null
+            val text = provider.generateDoc(target, original) ?: provider.getQuickNavigateInfo(target, original) ?: return@read null
+            SourceHover(text, original?.textRange?.let { Span(path, it.startOffset, it.endOffset) })
+        }
+    }
 
     override fun symbols(path: String): List<SourceSymbol> {
         val file = psi(path)
@@ -151,8 +161,24 @@ class IdeEditorSource(private val project: Project, override val editorName: Str
             e.presentation.locationString, children)
     }
 
-    override fun workspaceSymbols(query: String, max: Int): List<SourceWorkspaceSymbol> =
-        throw NotAvailable("$editorName does not offer workspace symbol search to the tools yet")
+    override fun workspaceSymbols(query: String, max: Int): List<SourceWorkspaceSymbol> {
+        if (DumbService.isDumb(project)) throw NotAvailable("$editorName is indexing the project; symbols can be searched once indexing finishes: try again then")
+        val out = ArrayList<SourceWorkspaceSymbol>()
+        read {
+            // The contributors of Navigate | Symbol: each language's symbols of the project.
+            for (contributor in ChooseByNameContributor.SYMBOL_EP_NAME.extensionList) {
+                for (name in contributor.getNames(project, false).filter { it.contains(query, ignoreCase = true) }.distinct()) {
+                    for (item in contributor.getItemsByName(name, query, project, false)) {
+                        val element = item as? PsiElement ?: continue
+                        val span = span(element) ?: continue
+                        out.add(SourceWorkspaceSymbol(item.name ?: name, EditorTools.kindOf(element.javaClass.simpleName), span, item.presentation?.locationString))
+                        if (out.size >= max) return@read
+                    }
+                }
+            }
+        }
+        return out
+    }
 
     override fun openEditors(): List<SourceEditor> {
         val out = ArrayList<SourceEditor>()

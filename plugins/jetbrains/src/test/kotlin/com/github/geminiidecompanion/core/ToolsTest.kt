@@ -52,7 +52,7 @@ private class FakeIde(private val dir: File) : EditorSource {
         val t = text(path)!!
         return Regex("func (\\w+)").findAll(t).map { SourceSymbol(it.groupValues[1], "function", it.range.first, t.indexOf("\n}", it.range.first) + 2, "func") }.toList()
     }
-    override fun workspaceSymbols(query: String, max: Int) = find({ n -> Regex("func (\\w*${Regex.escape(n)}\\w*)\\(") }, query).map { SourceWorkspaceSymbol(text(it.path)!!.substring(it.start, it.end), "function", it) }
+    override fun workspaceSymbols(query: String, max: Int) = find({ n -> Regex("func (\\w*${Regex.escape(n)}\\w*)\\(", RegexOption.IGNORE_CASE) }, query).map { SourceWorkspaceSymbol(text(it.path)!!.substring(it.start, it.end), "function", it) }
     override fun openEditors() = editors
     override fun openFile(path: String, line: Int?, endLine: Int?) { opened.add(listOf(path, line, endLine)) }
 }
@@ -143,7 +143,7 @@ fun toolsTests() {
         }
     }
 
-    test("tools: references, hover text without HTML, outline, and the IDE's diagnostics converted from UTF-16 offsets") {
+    test("tools: references, hover text without HTML, workspace symbols, outline, and the IDE's diagnostics converted from UTF-16 offsets") {
         ToolsFixture().use { f ->
             val refs = f.ok("getReferences", mapOf("path" to f.greet, "line" to 4, "character" to 6)).field("locations") as List<*>
             assertEquals(listOf(6L to 9L, 6L to SECOND_GREET), refs.map { start(it) })
@@ -151,6 +151,10 @@ fun toolsTests() {
 
             val hover = f.ok("getHover", mapOf("path" to f.main, "line" to 6, "character" to SECOND_GREET))
             assertEquals("func Greet(name string) string\nGreet says hello & returns.", hover.str("contents"))
+
+            val found = f.ok("searchWorkspaceSymbols", mapOf("query" to "gree")).field("symbols") as List<*>
+            assertEquals(listOf("Greet" to f.greet), found.map { it.str("name") to it.str("path") })
+            assertEquals(4L to 6L, start(found[0]))
 
             val symbols = f.ok("getDocumentSymbols", mapOf("path" to f.greet)).field("symbols") as List<*>
             assertEquals(listOf("Greet"), symbols.map { it.str("name") })
