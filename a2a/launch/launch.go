@@ -62,6 +62,10 @@ type Options struct {
 	// command (the bridge's --server-command, an editor plugin's option);
 	// errors tell the user to set it.
 	Setting string
+	// MCPServers are MCP servers the agent gets besides the user's, as
+	// settings entries by name (see MCPHome); the private home that
+	// carries them is removed when the server has exited.
+	MCPServers map[string]any
 }
 
 // Server is a running A2A server.
@@ -73,6 +77,7 @@ type Server struct {
 	record string // the secret file, "" when it could not be written
 	cmd    *exec.Cmd
 	tmp    string
+	home   string // the private GEMINI_CLI_HOME of Options.MCPServers, or ""
 	done   chan struct{}
 	read   chan struct{} // closed when its output has been read to the end
 	err    error
@@ -126,24 +131,38 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret)
+	home := ""
+	if len(o.MCPServers) > 0 {
+		if home, err = MCPHome(env, o.MCPServers); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("giving the agent its MCP servers: %w", err)
+		}
+		env = append(env, "GEMINI_CLI_HOME="+home)
+	}
+	drop := func() {
+		os.RemoveAll(tmp)
+		if home != "" {
+			os.RemoveAll(home)
+		}
+	}
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
 	// The server's output goes to a pipe of ours that Wait does not close,
 	// so that what it says before it exits is read to the end.
 	out, pw, err := os.Pipe()
 	if err != nil {
-		os.RemoveAll(tmp)
+		drop()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		pw.Close()
-		os.RemoveAll(tmp)
+		drop()
 		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
 	pw.Close()
-	s := &Server{secret: secret, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	s := &Server{secret: secret, cmd: cmd, tmp: tmp, home: home, done: make(chan struct{}), read: make(chan struct{})}
 	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
@@ -240,7 +259,12 @@ func (s *Server) Stop() {
 	})
 }
 
-func (s *Server) cleanup() { os.RemoveAll(s.tmp) }
+func (s *Server) cleanup() {
+	os.RemoveAll(s.tmp)
+	if s.home != "" {
+		os.RemoveAll(s.home)
+	}
+}
 
 func quoteNodeOpt(p string) string {
 	if strings.ContainsAny(p, " \"\\") {

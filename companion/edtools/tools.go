@@ -31,6 +31,10 @@ type Tool struct {
 	Description string
 	// Input is the JSON Schema of the arguments.
 	Input map[string]any
+	// Shows: the tool changes what the user sees (openFile); the others
+	// only read, and say so to the client (readOnlyHint), which may then
+	// run them without asking.
+	Shows bool
 }
 
 func obj(required []string, props map[string]any) map[string]any {
@@ -82,7 +86,7 @@ var Tools = []Tool{
 	{Name: "getOpenEditors", Method: protocol.MethodEditorGetOpenEditors, Capability: "openEditors",
 		Description: "The files open in the user's editor: which one is active, the cursor, the selection and its text, and which have unsaved changes." + positions,
 		Input:       obj(nil, map[string]any{})},
-	{Name: "openFile", Method: protocol.MethodEditorOpenFile, Capability: "openFile",
+	{Name: "openFile", Method: protocol.MethodEditorOpenFile, Capability: "openFile", Shows: true,
 		Description: "Show a file to the user in their editor, at a line, or with lines line..endLine selected. Use it to point the user at something; it changes nothing.",
 		Input: obj([]string{"path"}, map[string]any{
 			"path":    pathProp,
@@ -116,7 +120,9 @@ type CallFunc func(ctx context.Context, name string, args json.RawMessage) Resul
 // Register adds every editor tool to srv, each answered by call.
 func Register(srv *mcp.Server, call CallFunc) {
 	for _, t := range Tools {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Input},
+		no := false
+		ann := &mcp.ToolAnnotations{ReadOnlyHint: !t.Shows, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Input, Annotations: ann},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				r := call(ctx, t.Name, req.Params.Arguments)
 				return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}}, nil

@@ -112,8 +112,9 @@ type DiagnosticsParams struct {
 	// Severity is the least severe to include: "warning" means errors and
 	// warnings; absent means all.
 	Severity string `json:"severity,omitempty" enum:"error,warning,info,hint"`
-	// MaxResults: the plugin may stop after this many (most severe first)
-	// and set truncated; the sidecar cuts to it anyway.
+	// MaxResults: the plugin should send at most this many, most severe
+	// first, and set truncated when it cut (encoding thousands costs it
+	// and the link more than the cut); the sidecar cuts to it anyway.
 	MaxResults int `json:"maxResults"`
 }
 

@@ -7,6 +7,8 @@ package edtools
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -205,6 +207,21 @@ func TestEditorToolsThroughTheStdioServer(t *testing.T) {
 	if isErr || !strings.Contains(text, "undefined: answer") {
 		t.Fatalf("getDiagnostics after a late answer: %s (error %v)", text, isErr)
 	}
+	// getOpenEditors: this plugin does not answer it, so the companion
+	// answers from the context the plugin reported, the cursor converted
+	// from UTF-16 units to characters ("// 😀 x": x is UTF-16 column 7,
+	// character 6).
+	emoji := sb.WriteFile(t, "emoji.go", "// 😀 x\n")
+	ed.Notify(t, "context/fileFocused", map[string]any{"path": emoji, "cursor": map[string]int{"line": 1, "character": 7}})
+	var eds protocol.OpenEditorsResult
+	ok := testkit.Poll(wait, func() bool {
+		text, isErr := call(t, cs, "getOpenEditors", nil)
+		eds = protocol.OpenEditorsResult{}
+		return !isErr && json.Unmarshal([]byte(text), &eds) == nil && len(eds.Editors) == 1
+	})
+	if !ok || eds.Editors[0].Path != emoji || !eds.Editors[0].Active || eds.Editors[0].Cursor == nil || *eds.Editors[0].Cursor != (protocol.Position{Line: 1, Character: 6}) {
+		t.Errorf("getOpenEditors: %+v", eds)
+	}
 	// Bad arguments never reached the editor.
 	for _, r := range si.requests() {
 		if strings.Contains(r, `"line":0`) || strings.Contains(r, "secret.go") || strings.Contains(r, `"path":"main.go"`) {
@@ -251,5 +268,79 @@ func TestToolsServerFindsTheCompanionByItsDiscoveryFile(t *testing.T) {
 	text, isErr = call(t, wrong, "getDiagnostics", map[string]any{"path": file})
 	if isErr || !strings.Contains(text, "undefined: answer") {
 		t.Fatalf("getDiagnostics with a stale token: %q (error %v)", text, isErr)
+	}
+}
+
+// The companion's /tools endpoint is behind the same guard as /mcp: a
+// wrong or missing token, a web page's Origin, a rebound Host, another
+// method, another content type and an oversized body are refused before
+// any tool runs; with the token a call is answered.
+func TestToolsEndpointIsGuarded(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	file := sb.WriteFile(t, "main.go", mainGo)
+	ed := testkit.StartEditor(t, sb, testkit.EditorOptions{})
+	si := &standIn{release: make(chan struct{})}
+	defer close(si.release)
+	ed.SetHandler(si.handle)
+	res := ed.Initialize(t, sb, map[string]any{"protocolVersion": 2, "capabilities": map[string]bool{"diagnostics": true}})
+	body, _ := json.Marshal(map[string]any{"name": "getDiagnostics", "arguments": map[string]any{"path": file}})
+	good := map[string]string{"Authorization": "Bearer " + res.AuthToken, "Content-Type": "application/json"}
+	with := func(k, v string) map[string]string {
+		h := map[string]string{}
+		for a, b := range good {
+			h[a] = b
+		}
+		if v == "" {
+			delete(h, k)
+		} else {
+			h[k] = v
+		}
+		return h
+	}
+	host := "127.0.0.1:" + strconv.Itoa(res.Port)
+	post := func(method, host string, h map[string]string, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://127.0.0.1:"+strconv.Itoa(res.Port)+"/tools", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	for _, c := range []struct {
+		name   string
+		method string
+		host   string
+		h      map[string]string
+		body   string
+		want   int
+	}{
+		{"no token", "POST", host, with("Authorization", ""), string(body), 401},
+		{"wrong token", "POST", host, with("Authorization", "Bearer "+strings.Repeat("0", len(res.AuthToken))), string(body), 401},
+		{"a web page", "POST", host, with("Origin", "https://evil.example"), string(body), 403},
+		{"a rebound Host", "POST", "evil.example:" + strconv.Itoa(res.Port), good, string(body), 403},
+		{"GET", "GET", host, good, "", 405},
+		{"not JSON", "POST", host, with("Content-Type", "text/plain"), string(body), 415},
+		{"over 1 MiB", "POST", host, good, `{"name":"getDiagnostics","arguments":{"path":"` + strings.Repeat("x", 2<<20) + `"}}`, 413},
+		{"not an object", "POST", host, good, `[1,2]`, 400},
+	} {
+		if got, text := post(c.method, c.host, c.h, c.body); got != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, got, text, c.want)
+		}
+	}
+	for _, r := range si.requests() {
+		t.Errorf("a refused request reached the editor: %s", r)
+	}
+	if got, text := post("POST", host, good, string(body)); got != 200 || !strings.Contains(text, "undefined: answer") {
+		t.Fatalf("with the token: %d %s", got, text)
 	}
 }
