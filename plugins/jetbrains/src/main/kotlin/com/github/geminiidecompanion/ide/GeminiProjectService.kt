@@ -423,6 +423,9 @@ class GeminiProjectService(private val project: Project) : Disposable {
         }
     }
 
+    /** Shows [message] as an information balloon. */
+    fun inform(message: String) = notify(message, NotificationType.INFORMATION)
+
     private fun notify(message: String, type: NotificationType) {
         ApplicationManager.getApplication().invokeLater {
             if (project.isDisposed) return@invokeLater

@@ -235,3 +235,15 @@ fun toolsTests() {
         } finally { dir.deleteRecursively() }
     }
 }
+
+fun terminalEnvTests() {
+    test("terminal env: the copied export lines, run in sh, give a terminal the companion's variables as they are") {
+        val env = mapOf("GEMINI_CLI_IDE_SERVER_PORT" to "41234", "GEMINI_CLI_IDE_WORKSPACE_PATH" to "/tmp/it's a \"project\" \$HOME")
+        val script = TerminalEnv.exportLines(env, windows = false) + "printf '%s\\n' \"\$GEMINI_CLI_IDE_SERVER_PORT\" \"\$GEMINI_CLI_IDE_WORKSPACE_PATH\"\n"
+        val proc = ProcessBuilder("sh", "-c", script).redirectErrorStream(true).start()
+        val out = proc.inputStream.bufferedReader().readLines()
+        assertEquals(0, proc.waitFor())
+        assertEquals(listOf("41234", "/tmp/it's a \"project\" \$HOME"), out)
+        assertEquals("\$env:A = 'it''s'\n", TerminalEnv.exportLines(mapOf("A" to "it's"), windows = true))
+    }
+}
