@@ -26,6 +26,15 @@ type editor struct {
 	// Seq is the expression for the number of times the sentinel key (F12,
 	// bound in the init file to count) was typed.
 	Seq string
+	// Settled, when set, is an expression that is true once the editor
+	// has finished the work it does after start-up on its own (Emacs's
+	// deferred native compilation of the libraries it loaded, in
+	// processes whose output it reads): measuring starts then.
+	Settled string
+	// GC, when set, is the expression for [collections, seconds, bytes]:
+	// how often and how long the editor's garbage collector ran so far,
+	// and how much it allocated.
+	GC string
 	// args returns the command line after Program.
 	args func(init, file string) []string
 	// init returns the init file for a session.
@@ -46,6 +55,7 @@ type initParams struct {
 	Workspace  string
 	StateDir   string
 	ExtraSetup string // added to the plugin's setup (Neovim) / config
+	Baseline   string // init code for the session without the plugin
 }
 
 func luaString(s string) string { return strconv.Quote(s) }
@@ -95,6 +105,9 @@ end)
 require("gemini_companion").setup({ sidecar = { cmd = %s }%s })
 `, luaString(p.PluginDir), luaString(p.Sidecar), p.ExtraSetup)
 			}
+			if !p.Plugin {
+				b.WriteString(p.Baseline + "\n")
+			}
 			return "init.lua", b.String()
 		},
 	},
@@ -131,14 +144,23 @@ let g:bench_ctl = ch_open('127.0.0.1:%d', {'mode': 'nl', 'callback': 'BenchCtl',
 				fmt.Fprintf(&b, "set packpath^=%s\nlet g:gemini_companion = {'sidecar': %s%s}\n",
 					p.PackDir, vimString(p.Sidecar), p.ExtraSetup)
 			}
+			if !p.Plugin {
+				b.WriteString(p.Baseline + "\n")
+			}
 			return "vimrc", b.String()
 		},
 	},
 	{
 		Name: "emacs", Program: "emacs",
 		Down: "\x0e", Up: "\x10", SelectStart: "\x00", // C-n, C-p, C-SPC
-		Reset: []string{"\x07", "\x1b<"}, // C-g, M-<
+		// F11, bound in the init file to deactivate the mark and go to
+		// the top (C-g quits, and a quit can drop keys typed after it).
+		Reset: []string{"\x1b[23~"},
 		Seq:   "bench-seq",
+		Settled: "(or (not (featurep 'native-compile)) (not (fboundp 'comp-async-runnings))" +
+			" (and (= (comp-async-runnings) 0) (null comp-files-queue)))",
+		GC: "(let ((m (memory-use-counts))) (vector gcs-done gc-elapsed (+ (* 16 (nth 0 m)) (* 16 (nth 1 m)) (* 8 (nth 2 m))" +
+			" (* 48 (nth 3 m)) (nth 4 m) (* 56 (nth 5 m)) (* 32 (nth 6 m)))))",
 		args: func(init, file string) []string {
 			return []string{"-nw", "-q", "--no-splash", "-l", init, file}
 		},
@@ -150,6 +172,7 @@ let g:bench_ctl = ch_open('127.0.0.1:%d', {'mode': 'nl', 'callback': 'BenchCtl',
       create-lockfiles nil ring-bell-function #'ignore)
 (defvar bench-seq 0)
 (global-set-key (kbd "<f12>") (lambda () (interactive) (setq bench-seq (1+ bench-seq))))
+(global-set-key (kbd "<f11>") (lambda () (interactive) (deactivate-mark) (goto-char (point-min))))
 (defvar bench-ctl-pending "")
 (make-network-process
  :name "bench-ctl" :host "127.0.0.1" :service %d :noquery t
@@ -172,6 +195,9 @@ let g:bench_ctl = ch_open('127.0.0.1:%d', {'mode': 'nl', 'callback': 'BenchCtl',
 %s
 (gemini-companion-mode 1)
 `, elispString(p.PluginDir), elispString(p.Sidecar), p.ExtraSetup)
+			}
+			if !p.Plugin {
+				b.WriteString(p.Baseline + "\n")
 			}
 			return "init.el", b.String()
 		},

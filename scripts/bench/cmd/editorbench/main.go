@@ -72,6 +72,7 @@ type options struct {
 	keep       bool
 	label      string
 	extra      map[string]string
+	baseline   map[string]string
 }
 
 func run() int {
@@ -90,12 +91,20 @@ func run() int {
 	flag.IntVar(&o.repeat, "repeat", 200, "cursor moves per round at key-repeat pace")
 	flag.DurationVar(&o.repeatPace, "repeat-pace", 33*time.Millisecond, "time between two moves at key-repeat pace (a held key repeats 25 to 40 times a second)")
 	flag.DurationVar(&o.settle, "settle", 400*time.Millisecond, "time after the editor took the last key until the CPU time is read (the plugin's last report and the editor's idle work fall in it)")
+	flag.BoolVar(&checkFinal, "check", true, "fail when the final cursor or selection does not reach the sidecar (false: for experiments with a plugin that sends nothing)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write the figures to this file as JSON")
 	flag.BoolVar(&o.keep, "keep", false, "keep the sandbox (init files, sidecar logs)")
 	flag.StringVar(&o.label, "label", "", "a name for this run in the report (e.g. the commit measured)")
 	flag.StringVar(&nvimExtra, "nvim-setup", "", `extra Lua fields for Neovim's setup(), e.g. "context = { coalesce_ms = 20 }"`)
 	flag.StringVar(&vimExtra, "vim-config", "", `extra entries for g:gemini_companion, e.g. "'coalesce_ms': 30"`)
 	flag.StringVar(&emacsExtra, "emacs-config", "", `an extra form for Emacs before the mode starts, e.g. "(setq gemini-companion-context-delay 0.05)"`)
+	o.baseline = map[string]string{}
+	for _, name := range []string{"nvim", "vim", "emacs"} {
+		flag.Func(name+"-baseline", "init code (in "+name+"'s language) for the "+name+" without the plugin, e.g. for Emacs \"(require 'jsonrpc)\"", func(v string) error {
+			o.baseline[name] = v
+			return nil
+		})
+	}
 	flag.Parse()
 	if *short {
 		o.rounds, o.moves, o.selections, o.repeat = 1, 500, 100, 20
@@ -266,7 +275,7 @@ func measureEditor(o options, ed *editor, phases []phase, plugins, sidecar, self
 		fmt.Fprintf(os.Stderr, "editorbench: starting %s %s the plugin\n", ed.Name, name)
 		s, err := startSession(ed, plugin, sessionConfig{
 			Root: filepath.Join(dir, name), PluginDir: filepath.Join(plugins, ed.Name), Sidecar: sidecar,
-			Self: self, File: file, Workspace: ws, Extra: o.extra[ed.Name], Rows: 40, Cols: 120,
+			Self: self, File: file, Workspace: ws, Extra: o.extra[ed.Name], Baseline: o.baseline[ed.Name], Rows: 40, Cols: 120,
 		})
 		if err != nil {
 			for _, s := range sessions {
@@ -283,6 +292,14 @@ func measureEditor(o options, ed *editor, phases []phase, plugins, sidecar, self
 			track(s, false)
 		}
 	}()
+	for _, s := range sessions {
+		if s.ed.Settled != "" {
+			fmt.Fprintf(os.Stderr, "editorbench: waiting for %s to finish its start-up work\n", s)
+		}
+		if err := s.settle(10 * time.Minute); err != nil {
+			return res, err
+		}
+	}
 	res.Phases = make([]phaseSummary, len(phases))
 	for i, p := range phases {
 		res.Phases[i].Phase = p.Name
@@ -291,24 +308,19 @@ func measureEditor(o options, ed *editor, phases []phase, plugins, sidecar, self
 	}
 	for round := 0; round < o.rounds; round++ {
 		for i, p := range phases {
-			order := []bool{true, false}
+			fmt.Fprintf(os.Stderr, "editorbench: round %d/%d, %s with and without the plugin: %s\n", round+1, o.rounds, ed.Name, p.Name)
+			order := []*session{sessions[true], sessions[false]}
 			if round%2 == 1 {
-				order = []bool{false, true}
+				order = []*session{sessions[false], sessions[true]}
 			}
-			var with, without phaseResult
-			for _, plugin := range order {
-				fmt.Fprintf(os.Stderr, "editorbench: round %d/%d, %s: %s\n", round+1, o.rounds, sessions[plugin], p.Name)
-				r, err := sessions[plugin].run(p, o.settle)
-				if err != nil {
-					return res, err
-				}
-				if plugin {
-					with = r
-				} else {
-					without = r
-				}
+			rs, err := runTogether(p, order, o.settle)
+			if err != nil {
+				return res, err
 			}
-			res.Phases[i].add(p, with, without)
+			if round%2 == 1 {
+				rs[0], rs[1] = rs[1], rs[0]
+			}
+			res.Phases[i].add(p, rs[0], rs[1])
 		}
 	}
 	return res, nil

@@ -17,6 +17,10 @@ type phase struct {
 	Select bool
 }
 
+// checkFinal makes a run fail when the final state does not reach the
+// sidecar (--check).
+var checkFinal = true
+
 // swing is how many lines the cursor goes down before it comes back up:
 // the moves stay on one screen, so that redrawing costs the same on every
 // move and the figures are the plugin's rather than scrolling's.
@@ -32,6 +36,9 @@ type phaseResult struct {
 	Received []record      // what the sidecar sent the editor from the first key on
 	Final    time.Duration // last key typed to the message carrying the final state read off the pipe (plugin only)
 	Expected record        // the final state
+	GCs      int           // garbage collections in the editor (Emacs)
+	GCTime   time.Duration // their time
+	Alloc    float64       // bytes allocated (Emacs)
 }
 
 // keys returns the keys of phase p for ed and the line the cursor ends on.
@@ -53,45 +60,110 @@ func (p phase) keys(ed *editor) ([]string, int) {
 	return keys, line
 }
 
-// run types p's keys into s at p's pace and measures.
-func (s *session) run(p phase, settle time.Duration) (phaseResult, error) {
-	if err := s.reset(settle); err != nil {
-		return phaseResult{}, err
+// runTogether types p's keys into every session at once, key by key at
+// p's pace, so that the editors with and without the plugin go through
+// the same moments of a shared machine, and measures each.
+func runTogether(p phase, sessions []*session, settle time.Duration) ([]phaseResult, error) {
+	n := len(sessions)
+	res := make([]phaseResult, n)
+	marks := make([]int, n)
+	cpu0 := make([]time.Duration, n)
+	var keys [][]string
+	line := 0
+	for i, s := range sessions {
+		if err := s.reset(settle); err != nil {
+			return nil, err
+		}
+		var k []string
+		k, line = p.keys(s.ed)
+		keys = append(keys, k)
+		res[i].Expected = record{Line: line, Char: 1, Selected: -1}
+		if p.Select {
+			res[i].Expected.SelectedLines = line
+		}
 	}
-	keys, line := p.keys(s.ed)
-	res := phaseResult{Expected: record{Line: line, Char: 1, Selected: -1}}
-	if p.Select {
-		res.Expected.SelectedLines = line
-	}
-	mark := s.mark()
-	cpu0, err := s.cpu()
-	if err != nil {
-		return res, err
+	gc0 := make([]gcCount, n)
+	for i, s := range sessions {
+		marks[i] = s.mark()
+		var err error
+		if gc0[i], err = s.gc(); err != nil {
+			return nil, err
+		}
+		c, err := s.cpu()
+		if err != nil {
+			return nil, err
+		}
+		cpu0[i] = c
 	}
 	start := time.Now()
-	for i, k := range keys {
-		at := start.Add(time.Duration(i) * p.Pace)
+	var late time.Duration
+	for k := range keys[0] {
+		at := start.Add(time.Duration(k) * p.Pace)
 		if d := time.Until(at); d > 0 {
 			time.Sleep(d)
-		} else if -d > res.Late {
-			res.Late = -d
+		} else if -d > late {
+			late = -d
 		}
-		if err := s.term.Type(k); err != nil {
-			return res, fmt.Errorf("%s: type: %w", s, err)
+		// Neither editor always gets the key first.
+		for j := range sessions {
+			i := (j + k) % n
+			if err := sessions[i].term.Type(keys[i][k]); err != nil {
+				return nil, fmt.Errorf("%s: type: %w", sessions[i], err)
+			}
 		}
 	}
 	last := time.Now()
-	res.Moving = last.Sub(start)
-	if err := s.sync(time.Minute); err != nil {
-		return res, err
+	caught := make([]time.Time, n)
+	for i, s := range sessions {
+		res[i].Late = late
+		res[i].Moving = last.Sub(start)
+		if err := s.sync(time.Minute); err != nil {
+			return nil, err
+		}
+		caught[i] = time.Now()
+		res[i].Lag = caught[i].Sub(last)
 	}
-	caught := time.Now()
-	res.Lag = caught.Sub(last)
+	for i, s := range sessions {
+		if err := s.finish(p, &res[i], marks[i], last, caught[i], cpu0[i], settle); err != nil {
+			return nil, err
+		}
+		gc1, err := s.gc()
+		if err != nil {
+			return nil, err
+		}
+		res[i].GCs = gc1.N - gc0[i].N
+		res[i].GCTime = gc1.T - gc0[i].T
+		res[i].Alloc = gc1.Bytes - gc0[i].Bytes
+	}
+	return res, nil
+}
+
+type gcCount struct {
+	N     int
+	T     time.Duration
+	Bytes float64
+}
+
+// gc reads the editor's garbage collection count and time, where it says.
+func (s *session) gc() (gcCount, error) {
+	if s.ed.GC == "" {
+		return gcCount{}, nil
+	}
+	var v []float64
+	if err := s.ctl.Eval(s.ed.GC, &v); err != nil || len(v) != 3 {
+		return gcCount{}, fmt.Errorf("%s: garbage collector figures: %v %v", s, v, err)
+	}
+	return gcCount{N: int(v[0]), T: time.Duration(v[1] * float64(time.Second)), Bytes: v[2]}, nil
+}
+
+// finish waits for the final state to reach the sidecar (with the plugin)
+// and for the settle time, then reads the CPU time and the messages.
+func (s *session) finish(p phase, res *phaseResult, mark int, last, caught time.Time, cpu0, settle time.Duration) error {
 	want := res.Expected
 	matches := func(r record) bool {
 		return r.Line == want.Line && r.SelectedLines == want.SelectedLines
 	}
-	if s.plugin {
+	if s.plugin && checkFinal {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			ctx := contextMessages(s.since(mark))
@@ -99,7 +171,7 @@ func (s *session) run(p phase, settle time.Duration) (phaseResult, error) {
 				break
 			}
 			if time.Now().After(deadline) {
-				return res, fmt.Errorf("%s, %s: the final state (line %d, %d selected lines) never reached the sidecar; last messages: %+v",
+				return fmt.Errorf("%s, %s: the final state (line %d, %d selected lines) never reached the sidecar; last messages: %+v",
 					s, p.Name, want.Line, want.SelectedLines, tail(ctx, 3))
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -108,7 +180,7 @@ func (s *session) run(p phase, settle time.Duration) (phaseResult, error) {
 	time.Sleep(time.Until(caught.Add(settle)))
 	cpu1, err := s.cpu()
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.CPU = cpu1 - cpu0
 	for _, r := range s.since(mark) {
@@ -118,13 +190,13 @@ func (s *session) run(p phase, settle time.Duration) (phaseResult, error) {
 			res.Messages = append(res.Messages, r)
 		}
 	}
-	if s.plugin {
+	if s.plugin && checkFinal {
 		// What the CLI would see last must be the final state, not an older
 		// one sent after it. The final state reached the sidecar with the
 		// first message of the run of messages that carry it at the end.
 		ctx := contextMessages(res.Messages)
 		if len(ctx) == 0 || !matches(ctx[len(ctx)-1]) {
-			return res, fmt.Errorf("%s, %s: the last context messages are %+v, not line %d with %d selected lines",
+			return fmt.Errorf("%s, %s: the last context messages are %+v, not line %d with %d selected lines",
 				s, p.Name, tail(ctx, 3), want.Line, want.SelectedLines)
 		}
 		i := len(ctx) - 1
@@ -133,7 +205,7 @@ func (s *session) run(p phase, settle time.Duration) (phaseResult, error) {
 		}
 		res.Final = max(0, time.Unix(0, ctx[i].At).Sub(last))
 	}
-	return res, nil
+	return nil
 }
 
 // contextMessages keeps the context/* messages of rs.

@@ -49,6 +49,13 @@ type phaseSummary struct {
 	// Last key typed → the editor had taken every key (ms), with and
 	// without the plugin; and the most the driver typed a key late.
 	LagWithMS, LagWithoutMS, LateMS []float64
+	// Garbage collector time per event (µs) and collections, with and
+	// without the plugin (Emacs only).
+	GCWith, GCWithout, GCsWith, GCsWithout []float64
+	// Bytes allocated per event, with and without the plugin, and the CPU
+	// time per event added by the plugin outside the garbage collector
+	// (Emacs only).
+	AllocWith, AllocWithout, AddedNoGC []float64
 }
 
 func usPer(d time.Duration, n int) float64 {
@@ -78,6 +85,13 @@ func (ps *phaseSummary) add(p phase, with, without phaseResult) {
 	ps.LagWithMS = append(ps.LagWithMS, msOf(with.Lag))
 	ps.LagWithoutMS = append(ps.LagWithoutMS, msOf(without.Lag))
 	ps.LateMS = append(ps.LateMS, msOf(max(with.Late, without.Late)))
+	ps.GCWith = append(ps.GCWith, usPer(with.GCTime, n))
+	ps.GCWithout = append(ps.GCWithout, usPer(without.GCTime, n))
+	ps.GCsWith = append(ps.GCsWith, float64(with.GCs))
+	ps.GCsWithout = append(ps.GCsWithout, float64(without.GCs))
+	ps.AllocWith = append(ps.AllocWith, with.Alloc/float64(n))
+	ps.AllocWithout = append(ps.AllocWithout, without.Alloc/float64(n))
+	ps.AddedNoGC = append(ps.AddedNoGC, usPer((with.CPU-with.GCTime)-(without.CPU-without.GCTime), n))
 }
 
 func quantile(xs []float64, q float64) float64 {
@@ -143,6 +157,24 @@ func (r report) print(w io.Writer) {
 				cell(p.Messages), cell(p.MostPerInterval), cell(p.MinGapMS), cell(p.FinalMS), cell(p.Received))
 		}
 	}
+	header := false
+	for _, e := range r.Editors {
+		for _, p := range e.Phases {
+			if slices.Max(p.AllocWith) == 0 {
+				continue
+			}
+			if !header {
+				fmt.Fprintf(w, "\nGarbage collection (the editors that report it): bytes allocated per event, collector time per event (µs) and collections, and the time added per event outside the collector (µs).\n\n")
+				fmt.Fprintln(w, "| editor | events | allocated without plugin B/event | with plugin B/event | collector without µs/event | with µs/event | collections without | with | added outside the collector µs/event |")
+				fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+				header = true
+			}
+			fmt.Fprintf(w, "| %s | %d %s | %s | %s | %s | %s | %s | %s | %s |\n", e.Editor, p.Count, p.Phase,
+				cell(p.AllocWithout), cell(p.AllocWith), cell(p.GCWithout), cell(p.GCWith),
+				cell(p.GCsWithout), cell(p.GCsWith), cell(p.AddedNoGC))
+		}
+	}
+	fmt.Fprintln(w)
 	var notes []string
 	for _, e := range r.Editors {
 		for _, p := range e.Phases {

@@ -43,6 +43,7 @@ type sessionConfig struct {
 	File      string // the file to edit (in Workspace)
 	Workspace string
 	Extra     string
+	Baseline  string
 	Rows      int
 	Cols      int
 }
@@ -63,7 +64,7 @@ func startSession(ed *editor, plugin bool, c sessionConfig) (*session, error) {
 	}
 	s.ctl = ctl
 	p := initParams{Plugin: plugin, PluginDir: c.PluginDir, PackDir: filepath.Join(c.Root, "pack"),
-		CtlPort: ctl.Port(), Workspace: c.Workspace, StateDir: c.Root, ExtraSetup: c.Extra}
+		CtlPort: ctl.Port(), Workspace: c.Workspace, StateDir: c.Root, ExtraSetup: c.Extra, Baseline: c.Baseline}
 	if plugin {
 		sock := filepath.Join(c.Root, "tap.sock")
 		s.tapLn, err = net.Listen("unix", sock)
@@ -122,6 +123,28 @@ func startSession(ed *editor, plugin bool, c sessionConfig) (*session, error) {
 		}
 	}
 	return s, nil
+}
+
+// settle waits until the editor has finished what it does on its own
+// after start-up (see editor.Settled).
+func (s *session) settle(timeout time.Duration) error {
+	if s.ed.Settled == "" {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		var done bool
+		if err := s.ctl.Eval(s.ed.Settled, &done); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s was still busy after %v (%s)", s, timeout, s.ed.Settled)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func (s *session) String() string {
