@@ -32,7 +32,8 @@ this time.  0 reports every change."
 (defvar gemini-companion-context--due 0.0
   "The `float-time' from which on the cursor may be reported again.")
 (defvar gemini-companion-context--late 0.0
-  "The `float-time' from which on a command reports even while others follow.")
+  "The `float-time' from which on a command reports while others follow.
+Four delays after the first command not reported.")
 (defvar gemini-companion-context--paused 0.0
   "The `float-time' from which on the command loop counts as paused.")
 (defvar gemini-companion-context--now 0.0 "The time of the last command.")
@@ -139,8 +140,6 @@ this time.  0 reports every change."
                            (concat ",\"selectedText\":" (gemini-companion-link-json-string selection))
                          "")))
               (setq gemini-companion-context--due (+ (float-time) gemini-companion-context-delay)
-                    gemini-companion-context--late (+ gemini-companion-context--due
-                                                      (* 3 gemini-companion-context-delay))
                     gemini-companion-context--last (list path line character selection)))))))))
 
 (defun gemini-companion-context-schedule (&rest _)
@@ -149,7 +148,8 @@ At once (from a timer) when nothing was reported for
 `gemini-companion-context-delay', else when that time has passed since
 the last report."
   (unless gemini-companion-context--timer
-    (setq gemini-companion-context--timer
+    (setq gemini-companion-context--late (+ (float-time) (* 4 gemini-companion-context-delay))
+          gemini-companion-context--timer
           (run-with-timer (max 0 (- gemini-companion-context--due (float-time)))
                           nil #'gemini-companion-context-flush))))
 
@@ -159,14 +159,15 @@ This runs after every command, so it only reads the clock unless a
 report is due: the first command after a pause (none for
 `gemini-companion-context-delay') reports at once, if nothing was
 reported within that delay; while commands keep coming, one reports
-when nothing was reported for four delays (the sidecar's own longest
-wait); otherwise an idle timer reports once Emacs has been idle for the
-delay, that is, once the cursor stopped."
+when the first command not reported is four delays old (the sidecar's
+own longest wait); otherwise an idle timer reports once Emacs has been
+idle for the delay, that is, once the cursor stopped."
   (when (gemini-companion-link-running-p)
     (setq gemini-companion-context--now (float-time))
-    (if (or (>= gemini-companion-context--now gemini-companion-context--late)
-            (and (>= gemini-companion-context--now gemini-companion-context--paused)
-                 (>= gemini-companion-context--now gemini-companion-context--due)))
+    (if (or (and (>= gemini-companion-context--now gemini-companion-context--paused)
+                 (>= gemini-companion-context--now gemini-companion-context--due))
+            (and gemini-companion-context--timer
+                 (>= gemini-companion-context--now gemini-companion-context--late)))
         (progn
           (when gemini-companion-context--timer
             (cancel-timer gemini-companion-context--timer))
@@ -176,7 +177,9 @@ delay, that is, once the cursor stopped."
             (error (message "gemini-companion: cannot report the cursor: %s"
                             (error-message-string err)))))
       (unless gemini-companion-context--timer
-        (setq gemini-companion-context--timer
+        (setq gemini-companion-context--late
+              (+ gemini-companion-context--now (* 4 gemini-companion-context-delay))
+              gemini-companion-context--timer
               (run-with-idle-timer gemini-companion-context-delay nil
                                    #'gemini-companion-context-flush))))
     (setq gemini-companion-context--paused

@@ -13,6 +13,7 @@ var entered: list<number> = []   # buffers entered since the last flush
 var last: dict<any> = {}         # what was last sent about the active file
 var sent_at: list<any> = []      # reltime() of the last cursor report
 var moved_at: list<any> = []     # reltime() of the last move
+var pending_at: list<any> = []   # reltime() of the first move not reported
 var coalesce = 50                # coalesce_ms, read again at each report
 var timer = 0
 var did_setup = false
@@ -108,6 +109,7 @@ enddef
 # Sends what changed since the last report about the current window.
 export def Flush(...args: list<any>)
   timer = 0
+  pending_at = []
   if !link.Running()
     return
   endif
@@ -179,28 +181,38 @@ enddef
 # The cursor moved or the mode changed. This runs on every keystroke, so
 # it reads the clock and, unless a report is due, only moves a timer:
 # - the first move after a pause (none for coalesce_ms) is reported at
-#   once, if nothing was reported in the last coalesce_ms;
-# - while the cursor keeps moving, a move reports when nothing was
-#   reported for 4 × coalesce_ms (the sidecar's own longest wait);
+#   once (once the keys are handled), if nothing was reported in the last
+#   coalesce_ms;
+# - while the cursor keeps moving, a move reports when the first move not
+#   reported is 4 × coalesce_ms old (the sidecar's own longest wait);
 # - otherwise the timer reports coalesce_ms after the last move, that is,
 #   once the cursor stopped: Vim is not woken up while it moves.
 # So at most one report per coalesce_ms reaches the sidecar, and the last
-# position at most coalesce_ms after the last move.
-def Moved()
+# position at most coalesce_ms after the last move. A change of mode waits
+# for the timer: leaving the command line for a command that opens the
+# CLI's terminal (:'<,'>GeminiCli) must not report the selection gone on
+# the way there.
+def Moved(mode_changed = false)
   if coalesce <= 0
     Schedule()
     return
   endif
-  var since = empty(sent_at) ? 1.0e9 : reltimefloat(reltime(sent_at)) * 1000.0
   var paused = empty(moved_at) || reltimefloat(reltime(moved_at)) * 1000.0 >= coalesce
   moved_at = reltime()
   if timer != 0
     timer_stop(timer)
     timer = 0
   endif
-  if since >= 4 * coalesce || (paused && since >= coalesce)
-    Flush()
+  if !mode_changed && ((paused && (empty(sent_at) || reltimefloat(reltime(sent_at)) * 1000.0 >= coalesce))
+      || (!empty(pending_at) && reltimefloat(reltime(pending_at)) * 1000.0 >= 4 * coalesce))
+    pending_at = []
+    # Once the keys that moved it are handled: ending Visual mode to go to
+    # another window (the CLI's terminal) must not report on the way.
+    timer = timer_start(0, Flush)
   else
+    if empty(pending_at)
+      pending_at = moved_at
+    endif
     timer = timer_start(coalesce, Flush)
   endif
 enddef
@@ -273,7 +285,8 @@ export def Setup()
   augroup GeminiCompanionContext
     autocmd!
     autocmd BufEnter * Entered(str2nr(expand('<abuf>')))
-    autocmd CursorMoved,CursorMovedI,ModeChanged * Moved()
+    autocmd CursorMoved,CursorMovedI * Moved()
+    autocmd ModeChanged * Moved(true)
     autocmd WinEnter,BufWritePost,FocusGained * Schedule()
     autocmd BufDelete,BufWipeout * Closed(str2nr(expand('<abuf>')))
     autocmd BufFilePre * Renaming(str2nr(expand('<abuf>')))

@@ -39,6 +39,7 @@ type phaseResult struct {
 	GCs      int           // garbage collections in the editor (Emacs)
 	GCTime   time.Duration // their time
 	Alloc    float64       // bytes allocated (Emacs)
+	Sidecar  time.Duration // the sidecar's CPU time over the same span (plugin only)
 }
 
 // keys returns the keys of phase p for ed and the line the cursor ends on.
@@ -68,6 +69,7 @@ func runTogether(p phase, sessions []*session, settle time.Duration) ([]phaseRes
 	res := make([]phaseResult, n)
 	marks := make([]int, n)
 	cpu0 := make([]time.Duration, n)
+	side0 := make([]time.Duration, n)
 	var keys [][]string
 	line := 0
 	for i, s := range sessions {
@@ -94,6 +96,7 @@ func runTogether(p phase, sessions []*session, settle time.Duration) ([]phaseRes
 			return nil, err
 		}
 		cpu0[i] = c
+		side0[i] = s.sidecarCPU()
 	}
 	start := time.Now()
 	var late time.Duration
@@ -127,6 +130,7 @@ func runTogether(p phase, sessions []*session, settle time.Duration) ([]phaseRes
 		if err := s.finish(p, &res[i], marks[i], last, caught[i], cpu0[i], settle); err != nil {
 			return nil, err
 		}
+		res[i].Sidecar = s.sidecarCPU() - side0[i]
 		gc1, err := s.gc()
 		if err != nil {
 			return nil, err

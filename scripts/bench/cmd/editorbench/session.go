@@ -262,6 +262,51 @@ func (s *session) cpu() (time.Duration, error) {
 	return processCPU(s.cmd.Process.Pid)
 }
 
+// sidecarCPU is the CPU time of the sidecar behind the tap (0 without the
+// plugin): the tap is the editor's child, the sidecar the tap's.
+func (s *session) sidecarCPU() time.Duration {
+	if !s.plugin {
+		return 0
+	}
+	var total time.Duration
+	for _, tap := range children(s.cmd.Process.Pid) {
+		for _, sc := range children(tap) {
+			if d, err := processCPU(sc); err == nil {
+				total += d
+			}
+		}
+	}
+	return total
+}
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
 // processCPU sums the time on CPU of every thread of pid, from
 // /proc/PID/task/*/schedstat (nanoseconds, unlike the clock ticks of
 // /proc/PID/stat).
