@@ -3,7 +3,8 @@
 # the Go tests with the race detector (unit, sidecar integration, real
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
 # IDE client, the Sublime Text package's tests, brief fuzzing, and one short
-# benchmark round. Ends with a summary line.
+# benchmark round of the sidecar and of the editor plugins. Ends with a
+# summary line.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench, a2a)
@@ -187,6 +188,7 @@ want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
+want bench && step "editor plugins benchmark, one short round (Neovim, Vim, Emacs)" scripts/bench-editors.sh --short
 
 echo
 [[ -s "$fuzz_log.failed" ]] && cat "$fuzz_log.failed"
