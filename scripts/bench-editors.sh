@@ -10,7 +10,7 @@
 # (an editor not taking the keys, the final cursor or selection not
 # reaching the sidecar). See docs/performance.md, "While you type".
 #
-#   scripts/bench-editors.sh                 full run: 5 rounds (about 15 min on 2 cores)
+#   scripts/bench-editors.sh                 full run: 5 rounds (about 20 min on 2 cores)
 #   scripts/bench-editors.sh --short         one short round (CI smoke; a few seconds per editor)
 #   scripts/bench-editors.sh --editors vim --rounds 3 --phases moves,repeat
 #   scripts/bench-editors.sh --plugins /path/to/other/checkout/plugins   # measure other plugin code

@@ -89,7 +89,7 @@ func run() int {
 	flag.DurationVar(&o.movePace, "move-pace", 2*time.Millisecond, "time between two cursor moves")
 	flag.IntVar(&o.selections, "selections", 1000, "selection changes per round")
 	flag.DurationVar(&o.selPace, "selection-pace", 4*time.Millisecond, "time between two selection changes")
-	flag.IntVar(&o.repeat, "repeat", 200, "cursor moves per round at key-repeat pace")
+	flag.IntVar(&o.repeat, "repeat", 600, "cursor moves per round at key-repeat pace")
 	flag.DurationVar(&o.repeatPace, "repeat-pace", 33*time.Millisecond, "time between two moves at key-repeat pace (a held key repeats 25 to 40 times a second)")
 	flag.DurationVar(&o.settle, "settle", 400*time.Millisecond, "time after the editor took the last key until the CPU time is read (the plugin's last report and the editor's idle work fall in it)")
 	flag.BoolVar(&checkFinal, "check", true, "fail when the final cursor or selection does not reach the sidecar (false: for experiments with a plugin that sends nothing)")
