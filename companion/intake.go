@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,16 +18,25 @@ import (
 	"unicode/utf8"
 )
 
-// Proposal intake. The MCP SDK decodes a request body several times before
-// a tool sees it (a nesting-depth scan, a batch attempt, the message, the
-// request's _meta twice, the params), each pass copying every string
-// through a growing buffer: for a 16 MiB openDiff that is most of the time
-// and memory of the call. The companion therefore reads a large POST body
-// itself, once, and when it is an openDiff whose newContent is a string,
-// decodes that string straight into its final form and hands the SDK the
-// body with the string replaced by a one-time key. The SDK still does all
-// of MCP (ids, sessions, validation, the answer) on a body of a few hundred
-// bytes; the tool swaps the key back for the content.
+// The large-body intake. The MCP SDK decodes a request body several times
+// before a tool sees it (a nesting-depth scan, a batch attempt, the
+// message, the request's _meta twice, the params), each pass copying every
+// string through a growing buffer: for a large openDiff that is most of
+// the time and memory of the call (docs/performance.md, "The intake"). So
+// the intake, a middleware in front of a session's transport, reads a
+// large POST body itself, once, and when it is an openDiff whose
+// newContent is a string, decodes that string straight into its final
+// form and hands the SDK the body with the string replaced by a
+// placeholder. The SDK still does all of MCP (ids, sessions, validation,
+// the answer) on a body of a few hundred bytes; the tool swaps the
+// placeholder back for the content (content).
+//
+// The SDK hands a tool only the request's body and header, not the HTTP
+// request or its context, so the content stays with the intake for as
+// long as the request is being served, under its placeholder, and the
+// intake frees it when the request ends. A placeholder starts with a
+// secret of this process: a client cannot make one, and text that merely
+// looks like one is content like any other.
 
 // liftMin is the body size from which a POST is read by the intake. Smaller
 // bodies go to the SDK untouched: lifting would save nothing worth a pass.
@@ -36,26 +46,69 @@ const liftMin = 32 << 10
 // collector before reading.
 const collectBefore = 4 << 20
 
-// liftHeader carries the key of the content lifted out of a request from
-// the intake to the tool, through the header the SDK hands tools. A client
-// cannot set it: the intake deletes it from every request it passes on.
-const liftHeader = "X-Gemini-Ide-Companion-Lifted"
-
 // maxPresized bounds the memory the intake allocates for bodies on the
 // word of their Content-Length, before their bytes have arrived: a client
 // that announces large bodies and sends nothing gets buffers that grow
 // with what it sends, like any other.
 const maxPresized = 256 << 20
 
-// liftStore holds lifted contents while their request is being served.
-type liftStore struct {
-	mu sync.Mutex
-	m  map[string]string
+// intake lifts the contents of large openDiff requests out of their bodies
+// and keeps them while their requests are being served.
+type intake struct {
+	prefix string // of every placeholder: "lifted:" and this process's secret
+	serial atomic.Uint64
+
+	mu     sync.Mutex
+	lifted map[string]string // placeholder -> content, while its request is served
 	// presized counts the bytes of lifted strings being read into buffers
 	// sized in advance.
 	presized atomic.Int64
 	// lastLarge is the announced size of the last body reclaim ran for.
 	lastLarge atomic.Int64
+}
+
+func newIntake() *intake {
+	return &intake{prefix: "lifted:" + rand.Text() + ":", lifted: map[string]string{}}
+}
+
+// wrap puts the intake in front of next: a large body is read here, and
+// the content lifted out of it is freed once next has served the request.
+// A body that cannot be read, or whose newContent is not a valid JSON
+// string, is answered here, as the SDK would.
+func (in *intake) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := in.lift(w, r)
+		if !ok {
+			return
+		}
+		if key != "" {
+			defer in.take(key)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// content returns what the tool should use for newContent: the lifted
+// content when newContent is the placeholder the intake put in its place,
+// else newContent itself.
+func (in *intake) content(newContent string) (string, error) {
+	if !strings.HasPrefix(newContent, in.prefix) {
+		return newContent, nil
+	}
+	c, ok := in.take(newContent)
+	if !ok {
+		return "", errors.New("the request ended before its content could be used")
+	}
+	return c, nil
+}
+
+// take returns the content kept under key and forgets it.
+func (in *intake) take(key string) (string, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	c, ok := in.lifted[key]
+	delete(in.lifted, key)
+	return c, ok
 }
 
 // reclaim makes room for a body of n bytes, announced, before it is read.
@@ -68,13 +121,13 @@ type liftStore struct {
 // When the last large body was of about this size (the CLI proposing again
 // to the same large file), its freed pages fit the new one and stay
 // mapped: handing them back to the system would only have the kernel map
-// them again, a page fault per 4 KiB, which took up to half the time of a
-// 16 MiB proposal on a virtual machine. Otherwise the freed pages go back
-// to the system, so that those of smaller proposals (too small or
-// scattered for a large text) do not stay resident beside it, nor those
-// of a much larger one after it.
-func (l *liftStore) reclaim(n int64) {
-	last := l.lastLarge.Swap(n)
+// them again, a page fault per 4 KiB (docs/performance.md, "Kept
+// pages").
+// Otherwise the freed pages go back to the system, so that those of
+// smaller proposals (too small or scattered for a large text) do not stay
+// resident beside it, nor those of a much larger one after it.
+func (in *intake) reclaim(n int64) {
+	last := in.lastLarge.Swap(n)
 	if n <= last && n >= last/2 {
 		runtime.GC()
 		return
@@ -82,59 +135,25 @@ func (l *liftStore) reclaim(n int64) {
 	debug.FreeOSMemory()
 }
 
-func (l *liftStore) put(key, content string) {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = map[string]string{}
-	}
-	l.m[key] = content
-	l.mu.Unlock()
-}
-
-// take returns the content stored under key and forgets it.
-func (l *liftStore) take(key string) (string, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, ok := l.m[key]
-	delete(l.m, key)
-	return c, ok
-}
-
-// lifted returns the content the tool should use for newContent: the
-// lifted one when the request's newContent is the key the intake put in
-// its place, else newContent itself.
-func (l *liftStore) lifted(header http.Header, newContent string) (string, error) {
-	key := header.Get(liftHeader)
-	if key == "" || newContent != key {
-		return newContent, nil
-	}
-	c, ok := l.take(key)
-	if !ok {
-		return "", errors.New("the request ended before its content could be used")
-	}
-	return c, nil
-}
-
-// intake reads a session's POST body when it is large and lifts the
-// content of an openDiff out of it (see above). It replaces r.Body with
-// what the SDK is to read, and returns the key to forget once the request
-// has been served (or ""). It answers the request itself, and returns
-// ok false, when the body cannot be read or its newContent is not a valid
-// JSON string, as the SDK would.
-func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok bool) {
-	r.Header.Del(liftHeader)
+// lift reads r's body when it is large and lifts the content of an
+// openDiff out of it. It replaces r.Body with what the SDK is to read, and
+// returns the placeholder under which the content is kept (or ""). It
+// answers the request itself, and returns ok false, when the body cannot
+// be read or its newContent is not a valid JSON string.
+func (in *intake) lift(w http.ResponseWriter, r *http.Request) (key string, ok bool) {
 	if r.Body == nil || (r.ContentLength >= 0 && r.ContentLength < liftMin) {
 		return "", true
 	}
 	if r.ContentLength >= collectBefore {
-		s.lifts.reclaim(r.ContentLength)
+		in.reclaim(r.ContentLength)
 	}
 	var reserved int64
-	defer func() { s.lifts.presized.Add(-reserved) }()
-	ls := liftScanner{br: bufio.NewReaderSize(r.Body, 64<<10), size: r.ContentLength, key: "lifted:" + rand.Text(),
+	defer func() { in.presized.Add(-reserved) }()
+	ls := liftScanner{br: bufio.NewReaderSize(r.Body, 64<<10), size: r.ContentLength,
+		key: in.prefix + strconv.FormatUint(in.serial.Add(1), 10),
 		reserve: func(n int64) bool {
-			if s.lifts.presized.Add(n) > maxPresized {
-				s.lifts.presized.Add(-n)
+			if in.presized.Add(n) > maxPresized {
+				in.presized.Add(-n)
 				return false
 			}
 			reserved = n
@@ -158,8 +177,9 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) (key string, ok 
 	}
 	if ls.content != nil {
 		key = ls.key
-		s.lifts.put(key, *ls.content)
-		r.Header.Set(liftHeader, key)
+		in.mu.Lock()
+		in.lifted[key] = *ls.content
+		in.mu.Unlock()
 	}
 	body := ls.out.Bytes()
 	r.Body = io.NopCloser(bytes.NewReader(body))

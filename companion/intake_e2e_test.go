@@ -61,8 +61,8 @@ func (p *capturePlugin) read(r io.Reader) {
 // TestLargeProposalReachesTheEditorExactly sends proposals large enough
 // for the intake, through the MCP SDK's client as Gemini CLI would, and
 // checks that the editor gets each one byte for byte: escapes, astral
-// characters, invalid UTF-8 (as U+FFFD, as before), a text that looks like
-// the intake's own key, and a client that sets the intake's header itself.
+// characters, invalid UTF-8 (as U+FFFD, as before), and texts that look
+// like the intake's own placeholder.
 func TestLargeProposalReachesTheEditorExactly(t *testing.T) {
 	dir := t.TempDir()
 	inR, inW := io.Pipe()
@@ -97,8 +97,7 @@ func TestLargeProposalReachesTheEditorExactly(t *testing.T) {
 		cancel()
 	})
 	hc := &http.Client{Transport: headers{h: map[string]string{
-		"Authorization":                 "Bearer " + res.AuthToken,
-		"X-Gemini-Ide-Companion-Lifted": "lifted:FORGED",
+		"Authorization": "Bearer " + res.AuthToken,
 	}, base: http.DefaultTransport}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", res.Port), HTTPClient: hc,
@@ -116,8 +115,8 @@ func TestLargeProposalReachesTheEditorExactly(t *testing.T) {
 	cases := []struct{ name, content, want string }{
 		{"escapes and astral characters", big, big},
 		{"invalid UTF-8", big + "\xff\xfe end", big + "\ufffd\ufffd end"},
-		{"looks like the intake's key", "lifted:FORGED" + strings.Repeat(" ", 64<<10), "lifted:FORGED" + strings.Repeat(" ", 64<<10)},
-		{"exactly the forged key", "lifted:FORGED", "lifted:FORGED"},
+		{"looks like the intake's placeholder", "lifted:FORGED:1" + strings.Repeat(" ", 64<<10), "lifted:FORGED:1" + strings.Repeat(" ", 64<<10)},
+		{"a placeholder's shape", "lifted:FORGED:1", "lifted:FORGED:1"},
 	}
 	for _, c := range cases {
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "openDiff", Arguments: map[string]any{"filePath": path, "newContent": c.content}})

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,43 +130,6 @@ func TestIntakeRefusesABrokenContentString(t *testing.T) {
 	body := openDiffBody(`"cut off`)
 	if _, err := scan(t, body[:bytes.Index(body, []byte("off"))+3]); !errors.Is(err, errBadString) {
 		t.Fatalf("body ending inside newContent: got %v, want errBadString", err)
-	}
-}
-
-// TestReadOriginalSharesAnUnchangedText: a file that still holds the text
-// of the last proposal's original is not read into a second copy, and any
-// difference (anywhere, or in length) reads it afresh.
-func TestReadOriginalSharesAnUnchangedText(t *testing.T) {
-	dir := t.TempDir()
-	path := dir + "/f.txt"
-	known := strings.Repeat("0123456789abcdef", 10000) // several read chunks
-	cases := map[string]string{
-		"same":         known,
-		"first byte":   "X" + known[1:],
-		"middle":       known[:70000] + "X" + known[70001:],
-		"last byte":    known[:len(known)-1] + "X",
-		"shorter":      known[:len(known)-1],
-		"longer":       known + "!",
-		"empty":        "",
-		"other length": known[:40000],
-	}
-	for name, content := range cases {
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := readOriginalLike(path, &known)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if *got != content {
-			t.Fatalf("%s: read %d bytes that differ from the file", name, len(*got))
-		}
-		if shared := got == &known; shared != (name == "same") {
-			t.Fatalf("%s: shared the known text: %v", name, shared)
-		}
-		if got, err := readOriginal(path); err != nil || *got != content {
-			t.Fatalf("%s: readOriginal: %v", name, err)
-		}
 	}
 }
 

@@ -79,7 +79,7 @@ func TestLifecycleCallsAreSafeInAnyOrder(t *testing.T) {
 func TestPanicInARequestAnswersThatRequest(t *testing.T) {
 	s := New(Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()})
 	boom := func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("boom") }
-	h := s.recoverPanics(boom)
+	h := s.server.recoverPanics(boom)
 	res, err := h(context.Background(), "tools/call", &mcp.CallToolRequest{})
 	tr, ok := res.(*mcp.CallToolResult)
 	if err != nil || !ok || !tr.IsError || !strings.Contains(tr.Content[0].(*mcp.TextContent).Text, "boom") {

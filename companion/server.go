@@ -1,7 +1,3 @@
-// Package companion serves Gemini CLI's IDE protocol: an MCP server over
-// Streamable HTTP on a loopback port, announced by a discovery file, with the
-// openDiff and closeDiff tools and the ide/* notifications, fanned out to
-// every connected CLI session. What the user does arrives from an Editor.
 package companion
 
 import (
@@ -15,10 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,211 +22,82 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/connlimit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
-	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
-	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
 )
 
-// Defaults for Options.
+// Timeouts of the HTTP server: a request's headers, a POST's body going
+// without data, and a kept-alive connection with no request.
 const (
-	DefaultEditorTimeout = 10 * time.Second
-	DefaultMaxBody       = 128 << 20
-	DefaultKeepAlive     = 30 * time.Second
-	DefaultMaxSessions   = 256
-	DefaultStreamGrace   = 5 * time.Second
-	// DefaultMaxConns caps open HTTP connections: enough for every session's
-	// event stream and requests, far below any file descriptor limit. Past
-	// it, the connection idle longest (no request yet, or between requests)
-	// is closed to make room, so that a flood of idle connections cannot
-	// keep a CLI waiting; when every connection is busy the new one is
-	// closed at once (see package connlimit).
-	DefaultMaxConns = 1024
-	// Timeouts of the HTTP server: a request's headers, a POST's body going
-	// without data, and a kept-alive connection with no request.
 	headerTimeout = 10 * time.Second
 	bodyTimeout   = 10 * time.Second
 	idleTimeout   = 30 * time.Second
 	endpoint      = "/mcp"
+	sessionHeader = "Mcp-Session-Id"
 )
 
-// Options configures a Server.
-type Options struct {
-	// Version is reported to the CLI as the server version.
-	Version string
-	// DiscoveryDir is where the discovery file goes; default discovery.Dir().
-	DiscoveryDir string
-	// EditorTimeout bounds how long the editor may take to show or close a
-	// diff.
-	EditorTimeout time.Duration
-	// MaxBody is the largest HTTP request body accepted.
-	MaxBody int64
-	// KeepAlive is the interval of pings that detect CLIs that went away
-	// without saying so.
-	KeepAlive time.Duration
-	// MaxSessions caps concurrent CLI sessions.
-	MaxSessions int
-	// MaxConns caps open HTTP connections.
-	MaxConns int
-	// StreamGrace is how long a session may be without its event stream
-	// before it counts as gone. Gemini CLI never says goodbye: when it exits
-	// or runs /ide disable it only drops the stream.
-	StreamGrace time.Duration
-	// Quiet and MaxWait pace context updates (see context.Publisher).
-	Quiet, MaxWait time.Duration
-	// Logger receives the server's logs.
-	Logger zerolog.Logger
-	// Now is the clock for context timestamps; nil means time.Now.
-	Now func() time.Time
+// serverHooks are what the Server needs from the companion around it.
+type serverHooks struct {
+	// tools adds the MCP tools to a new MCP server.
+	tools func(*mcp.Server)
+	// context is the context update a CLI gets when its event stream
+	// opens, or nil.
+	context func() json.RawMessage
+	// orphan: the session id ended; what it proposed can reach nobody.
+	orphan func(id string)
+	// clients: a CLI connected (finished initialize) or went; connected is
+	// how many are connected now.
+	clients func(joined bool, connected int)
 }
 
-// Identity says who the server is serving: the editor and its folders.
-type Identity struct {
-	IDE       discovery.IDEInfo
-	Workspace []string
-	// IDEPID names the discovery file: the PID the CLI's process walk finds.
-	IDEPID int
-}
-
-// Server is one companion: the context engine, the diff registry and, once
-// started, the HTTP endpoint and its discovery file.
+// Server is the MCP endpoint Gemini CLI connects to, and its table of
+// sessions: Streamable HTTP on a loopback port behind the guard (token,
+// Host, Origin, body size) and the connection cap, one session per CLI,
+// and the notifications each session is due: every context update, and
+// the decisions on its own proposals (Deliver).
 type Server struct {
-	opts      Options
-	log       zerolog.Logger
-	engine    *idectx.Engine
-	publisher *idectx.Publisher
-	watcher   atomic.Pointer[idectx.Watcher]
-	diffs     *diffview.Registry
-	spool     *diffview.Spool // large texts of shown proposals
-	props     proposals
-	lifts     liftStore
+	opts   Options
+	log    zerolog.Logger
+	hooks  serverHooks
+	intake *intake
 
-	mu            sync.Mutex
-	editor        Editor
-	sessions      map[string]*session
-	starting      int // sessions counted against MaxSessions, not yet in sessions
-	id            Identity
-	token         string
-	port          int
-	discoveryPath string
-	started       bool
-	closed        bool
-
-	ctx     context.Context
-	cancel  context.CancelFunc
-	httpSrv *http.Server
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	sessions map[string]*session
+	starting int // sessions counted against MaxSessions, not yet in sessions
+	closed   bool
+	mcp      *mcp.Server
+	ctx      context.Context
+	cancel   context.CancelFunc
+	httpSrv  *http.Server
+	wg       sync.WaitGroup
 
 	// Connections that came at the connection cap since it was last
 	// logged (unix ns in capLogged): idle ones closed, new ones refused.
 	capEvicted, capRefused, capLogged atomic.Int64
 }
 
-// New returns a server that is not yet listening. Context events may be fed
-// to Engine before Start.
-func New(opts Options) *Server {
-	if opts.DiscoveryDir == "" {
-		opts.DiscoveryDir = discovery.Dir()
-	}
-	if opts.EditorTimeout <= 0 {
-		opts.EditorTimeout = DefaultEditorTimeout
-	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
-	if opts.KeepAlive == 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions
-	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.StreamGrace <= 0 {
-		opts.StreamGrace = DefaultStreamGrace
-	}
-	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		diffs:    diffview.NewRegistry(),
-		spool:    diffview.NewSpool(""),
-		sessions: map[string]*session{},
-	}
-	s.engine = idectx.NewEngine(opts.Now, func() {
-		s.publisher.Changed()
-		if w := s.watcher.Load(); w != nil {
-			w.Sync()
-		}
-	})
-	s.publisher = idectx.NewPublisher(s.engine, opts.Quiet, opts.MaxWait)
-	return s
+func newServer(opts Options, in *intake, hooks serverHooks) *Server {
+	return &Server{opts: opts, log: opts.Logger, hooks: hooks, intake: in, sessions: map[string]*session{}}
 }
 
-// Engine is the context engine the editor's events go to.
-func (s *Server) Engine() *idectx.Engine { return s.engine }
-
-// SetEditor sets what shows diffs. Without one, openDiff fails.
-func (s *Server) SetEditor(e Editor) {
-	s.mu.Lock()
-	s.editor = e
-	s.mu.Unlock()
-}
-
-// Info is what the editor learns about a started server.
-type Info struct {
-	Port          int
-	AuthToken     string
-	IDEPID        int
-	DiscoveryFile string
-	// DiscoveryErr says why there is no discovery file, if there is none.
-	DiscoveryErr error
-	Env          map[string]string
-}
-
-// Start listens on 127.0.0.1 on a free port, writes the discovery file and
-// serves until Close. ctx bounds the server's whole life. A Start that fails
-// leaves the server as it was: Start may be called again, and Close is safe.
-func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) {
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
-		return Info{}, errors.New("companion already closed")
-	case s.started:
-		s.mu.Unlock()
-		return Info{}, errors.New("companion already started")
-	}
-	s.started = true
-	s.id = id
-	s.mu.Unlock()
-	defer func() {
-		if err != nil {
-			s.mu.Lock()
-			s.started = false
-			s.mu.Unlock()
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return Info{}, fmt.Errorf("start companion: %w", err)
-	}
-
+// Start listens on 127.0.0.1 on a free port and serves until Close or the
+// end of ctx. It returns the port and the token a CLI must present.
+func (s *Server) Start(ctx context.Context) (port int, token string, err error) {
 	tok := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {
-		return Info{}, fmt.Errorf("make auth token: %w", err)
+		return 0, "", fmt.Errorf("make auth token: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return Info{}, fmt.Errorf("listen on loopback: %w", err)
+		return 0, "", fmt.Errorf("listen on loopback: %w", err)
 	}
-	token, port := hex.EncodeToString(tok), ln.Addr().(*net.TCPAddr).Port
+	token, port = hex.EncodeToString(tok), ln.Addr().(*net.TCPAddr).Port
 	sctx, cancel := context.WithCancel(ctx)
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gemini-ide-companion", Version: s.opts.Version}, &mcp.ServerOptions{
 		KeepAlive:                 s.opts.KeepAlive,
 		KeepAliveFailureThreshold: 2,
 	})
-	s.addTools(srv)
+	s.hooks.tools(srv)
 	srv.AddReceivingMiddleware(s.recoverPanics, s.resendContextAfterToolsList)
 	handler := guard.Wrap(guard.Config{
 		Token:       token,
@@ -245,7 +109,7 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 			s.log.Warn().Int("status", r.Status).Str("reason", r.Reason).Str("method", r.Method).
 				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
 		},
-	}, &mcpHandler{s: s, srv: srv})
+	}, s)
 	limited := connlimit.New(ln, s.opts.MaxConns, s.connCapReached)
 	httpSrv := &http.Server{
 		Handler:           handler,
@@ -262,32 +126,16 @@ func (s *Server) Start(ctx context.Context, id Identity) (info Info, err error) 
 		s.mu.Unlock()
 		cancel()
 		ln.Close()
-		return Info{}, errors.New("companion closed while starting")
+		return 0, "", errors.New("companion closed while starting")
 	}
-	s.token, s.port = token, port
-	s.ctx, s.cancel, s.httpSrv = sctx, cancel, httpSrv
+	s.mcp, s.ctx, s.cancel, s.httpSrv = srv, sctx, cancel, httpSrv
 	s.mu.Unlock()
-
-	if w, err := idectx.NewWatcher(s.engine); err != nil {
-		s.log.Warn().Err(err).Msg("files deleted on disk will not leave the context")
-	} else {
-		s.watcher.Store(w)
-		s.goFunc(func() {
-			w.Run(sctx, func(err error) { s.log.Debug().Err(err).Msg("file watch") })
-		})
-		w.Sync()
-	}
 	s.goFunc(func() {
 		if err := httpSrv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error().Err(err).Msg("HTTP server stopped")
 		}
 	})
-	s.goFunc(func() { s.publisher.Run(sctx, s.broadcastContext) })
-
-	info = s.publish()
-	s.log.Info().Int("port", info.Port).Int("idePid", id.IDEPID).Str("ide", id.IDE.DisplayName).
-		Strs("workspace", id.Workspace).Str("discoveryFile", info.DiscoveryFile).Msg("companion listening")
-	return info, nil
+	return port, token, nil
 }
 
 // connCapReached notes a connection that came at the connection cap, and
@@ -321,12 +169,32 @@ func (s *Server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 			s.log.Error().Str("method", method).Str("recovered", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
 				Msg("internal error while handling a request; answered with an error")
 			if method == "tools/call" {
-				res, err = toolError("internal error in the companion: %v", v), nil
+				res, err = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{
+					&mcp.TextContent{Text: fmt.Sprintf("internal error in the companion: %v", v)}}}, nil
 				return
 			}
 			res, err = nil, fmt.Errorf("internal error in the companion handling %s: %v", method, v)
 		}()
 		return next(ctx, method, req)
+	}
+}
+
+// resendContextAfterToolsList sends the current context to a session right
+// after it lists the tools. Gemini CLI registers its notification handlers
+// only once connected, so it misses the update sent when its event stream
+// opens; it lists the tools right after registering them.
+func (s *Server) resendContextAfterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil || req.GetSession() == nil {
+			return res, err
+		}
+		if sess := s.lookup(req.GetSession().ID()); sess != nil {
+			if data := s.hooks.context(); data != nil {
+				sess.pushContext(data)
+			}
+		}
+		return res, err
 	}
 }
 
@@ -338,146 +206,24 @@ func (s *Server) goFunc(f func()) {
 	}()
 }
 
-// fileLocked is the discovery file's content for the current identity; the
-// caller holds s.mu.
-func (s *Server) fileLocked() discovery.File {
-	return discovery.File{
-		Port:          s.port,
-		WorkspacePath: discovery.JoinWorkspace(s.id.Workspace),
-		AuthToken:     s.token,
-		IDEInfo:       s.id.IDE,
-		PID:           os.Getpid(),
-	}
-}
-
-// publish (re)writes the discovery file for the current identity.
-func (s *Server) publish() Info {
+// Counts returns how many sessions there are (including ones still
+// initializing) and how many CLIs are connected.
+func (s *Server) Counts() (sessions, connected int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		// Close has removed the file (or is about to); never write one after.
-		return Info{Port: s.port, AuthToken: s.token, IDEPID: s.id.IDEPID, DiscoveryErr: errors.New("companion closed")}
-	}
-	f := s.fileLocked()
-	if removed, err := discovery.RemoveStale(s.opts.DiscoveryDir, discovery.Alive); err != nil {
-		s.log.Debug().Err(err).Msg("stale discovery files")
-	} else if len(removed) > 0 {
-		s.log.Info().Strs("files", removed).Msg("removed stale discovery files")
-	}
-	path, err := discovery.Write(s.opts.DiscoveryDir, s.id.IDEPID, f)
-	if err != nil {
-		s.log.Warn().Err(err).Msg("no discovery file; terminals with the companion's environment still connect")
-		path = ""
-	}
-	if s.discoveryPath != "" && s.discoveryPath != path {
-		_ = os.Remove(s.discoveryPath)
-	}
-	s.discoveryPath = path
-	return Info{
-		Port:          s.port,
-		AuthToken:     s.token,
-		IDEPID:        s.id.IDEPID,
-		DiscoveryFile: path,
-		DiscoveryErr:  err,
-		Env:           discovery.Env(f, s.id.IDEPID),
-	}
-}
-
-// SetWorkspace changes the workspace folders and rewrites the discovery
-// file. It returns the new connection info.
-func (s *Server) SetWorkspace(folders []string) Info {
-	s.mu.Lock()
-	s.id.Workspace = slices.Clone(folders)
-	s.mu.Unlock()
-	info := s.publish()
-	s.log.Info().Strs("workspace", folders).Msg("workspace folders changed")
-	return info
-}
-
-// Info returns the current connection info (what a terminal opened now
-// needs) without rewriting the discovery file.
-func (s *Server) Info() Info {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.fileLocked()
-	return Info{
-		Port:          s.port,
-		AuthToken:     s.token,
-		IDEPID:        s.id.IDEPID,
-		DiscoveryFile: s.discoveryPath,
-		Env:           discovery.Env(f, s.id.IDEPID),
-	}
-}
-
-// WorkspaceFolders returns the editor's workspace folders as last set.
-func (s *Server) WorkspaceFolders() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.id.Workspace)
-}
-
-// DiffShown reports whether a proposal for path is on screen in the editor
-// now. Unlike Status it costs no stop of the world, so it suits callers
-// that ask on every event.
-func (s *Server) DiffShown(path string) bool {
-	_, ok := s.diffs.Get(path)
-	return ok
-}
-
-// ShownID is the ID of the proposal on screen in the editor for path, or 0
-// when there is none.
-func (s *Server) ShownID(path string) uint64 {
-	d, _ := s.diffs.Get(path)
-	return d.ID
-}
-
-// Status is a summary for health checks and status lines.
-type Status = protocol.Status
-
-// Status reports the server's current state.
-func (s *Server) Status() Status {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	open := s.diffs.Paths()
-	slices.Sort(open)
-	return Status{
-		Sessions:         len(s.sessions),
-		Goroutines:       runtime.NumGoroutine(),
-		HeapInuse:        ms.HeapInuse,
-		ConnectedClients: s.connectedLocked(),
-		Port:             s.port,
-		DiscoveryFile:    s.discoveryPath,
-		IDEPID:           s.id.IDEPID,
-		WorkspaceFolders: slices.Clone(s.id.Workspace),
-		OpenDiffs:        open,
-	}
-}
-
-func (s *Server) connectedLocked() int {
-	n := 0
 	for _, sess := range s.sessions {
 		if sess.isReady() {
-			n++
+			connected++
 		}
 	}
-	return n
+	return len(s.sessions), connected
 }
 
-// Close deletes the discovery file first, then stops serving, ends every
-// CLI session and waits for the server's goroutines. It is safe to call
-// more than once, before Start, and after a failed Start.
+// Close stops serving, ends every CLI session and waits for the server's
+// goroutines. It is safe to call more than once, and before Start.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed || !s.started {
-		s.closed = true
-		s.mu.Unlock()
-		return nil
-	}
 	s.closed = true
-	path := s.discoveryPath
-	s.discoveryPath = ""
 	cancel, httpSrv := s.cancel, s.httpSrv
 	sessions := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
@@ -485,18 +231,13 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 
-	var errs []error
-	if path != "" {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove discovery file: %w", err))
-		}
-	}
+	var err error
 	if cancel != nil {
 		cancel()
 	}
 	if httpSrv != nil {
-		if err := httpSrv.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close HTTP server: %w", err))
+		if cerr := httpSrv.Close(); cerr != nil {
+			err = fmt.Errorf("close HTTP server: %w", cerr)
 		}
 	}
 	for _, sess := range sessions {
@@ -505,57 +246,47 @@ func (s *Server) Close() error {
 		}
 	}
 	s.wg.Wait()
-	if err := s.spool.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	s.log.Info().Msg("companion stopped")
-	return errors.Join(errs...)
+	return err
 }
 
-// broadcastContext sends a context snapshot to every session.
-func (s *Server) broadcastContext(snap idectx.IdeContext) {
-	data, err := json.Marshal(snap)
-	if err != nil {
-		s.log.Error().Err(err).Msg("encode context")
-		return
-	}
+// Broadcast sends a context update to every session.
+func (s *Server) Broadcast(params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sess := range s.sessions {
-		sess.pushContext(data)
+		sess.pushContext(params)
 	}
 }
 
-func (s *Server) announce(n Notice) {
+// Deliver implements proposals.Sessions: the decision is queued on its
+// owner's session and counts as delivered once the CLI has read it.
+func (s *Server) Deliver(owner string, d proposals.Delivery, lost func()) {
+	method, params := methodDiffRejected, map[string]string{"filePath": d.FilePath}
+	if d.Accepted {
+		method, params = methodDiffAccepted, map[string]string{"filePath": d.FilePath, "content": d.Content}
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		s.log.Error().Err(err).Msg("encode decision")
+		return
+	}
+	n := note{method: method, params: data, fate: &fate{lost: lost}}
 	s.mu.Lock()
-	e := s.editor
-	s.mu.Unlock()
-	if a, ok := e.(Announcer); ok {
-		a.Announce(n)
+	sess := s.sessions[owner]
+	if s.closed || sess == nil {
+		s.mu.Unlock()
+		lost()
+		return
 	}
+	// Queued while s.mu is held, so that a session ending meanwhile hands
+	// it back (to lost) instead of dropping it.
+	sess.push(n)
+	s.mu.Unlock()
 }
 
-func (s *Server) clientsChanged() {
-	s.mu.Lock()
-	n := s.connectedLocked()
-	e := s.editor
-	s.mu.Unlock()
-	if a, ok := e.(Announcer); ok {
-		a.ClientsChanged(n)
-	}
-}
-
-// mcpHandler routes MCP requests to sessions: a POST without a session
+// ServeHTTP routes MCP requests to sessions: a POST without a session
 // starts one, anything else goes to its session's transport.
-type mcpHandler struct {
-	s   *Server
-	srv *mcp.Server
-}
-
-const sessionHeader = "Mcp-Session-Id"
-
-func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s := h.s
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
@@ -564,7 +295,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		sid := r.Header.Get(sessionHeader)
 		if sid == "" {
-			h.startSession(w, r)
+			s.startSession(w, r)
 			return
 		}
 		sess := s.lookup(sid)
@@ -572,14 +303,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
-		key, ok := s.intake(w, r)
-		if !ok {
-			return
-		}
-		sess.transport.ServeHTTP(wholeAnswer{w}, r)
-		if key != "" {
-			s.lifts.take(key)
-		}
+		sess.post.ServeHTTP(w, r)
 	case http.MethodGet:
 		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			http.Error(w, "Accept must contain text/event-stream", http.StatusBadRequest)
@@ -592,8 +316,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		sw := &streamWatch{ResponseWriter: w, ctx: r.Context(), onOpen: func() {
 			sess.streamOpened()
-			data, err := json.Marshal(s.engine.Snapshot())
-			if err == nil {
+			if data := s.hooks.context(); data != nil {
 				sess.pushContext(data)
 			}
 		}}
@@ -623,8 +346,7 @@ func (s *Server) lookup(id string) *session {
 	return s.sessions[id]
 }
 
-func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
-	s := h.s
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request) {
 	// The whole body first: a client that sends it slowly holds only its
 	// connection (until the body timeout), never a session slot.
 	body, err := io.ReadAll(r.Body)
@@ -661,7 +383,7 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 	id := rand.Text()
 	t := &mcp.StreamableServerTransport{SessionID: id}
 	c := &capture{inner: t}
-	ss, err := h.srv.Connect(s.ctx, c, nil)
+	ss, err := s.mcp.Connect(s.ctx, c, nil)
 	if err != nil {
 		s.mu.Lock()
 		s.starting--
@@ -670,8 +392,14 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot start session", http.StatusInternalServerError)
 		return
 	}
-	sess := newSession(id, t, s.route)
+	sess := newSession(id, t, func(n note) {
+		// Every decision carries its own fate; nothing else needs a CLI.
+		s.log.Warn().Str("method", n.method).Msg("notification not delivered: its session ended")
+	})
 	sess.conn, sess.ss = c.conn, ss
+	sess.post = s.intake.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.ServeHTTP(wholeAnswer{w}, r)
+	}))
 
 	sctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
@@ -702,27 +430,8 @@ func (h *mcpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		name = client.Name + " " + client.Version
 	}
 	s.log.Info().Str("session", id).Str("client", name).Msg("Gemini CLI connected")
-	s.announce(Notice{Level: "info", Message: "Gemini CLI connected"})
-	s.clientsChanged()
-}
-
-// resendContextAfterToolsList sends the current context to a session right
-// after it lists the tools. Gemini CLI registers its notification handlers
-// only once connected, so it misses the update sent when its event stream
-// opens; it lists the tools right after registering them.
-func (s *Server) resendContextAfterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil || req.GetSession() == nil {
-			return res, err
-		}
-		if sess := s.lookup(req.GetSession().ID()); sess != nil {
-			if data, merr := json.Marshal(s.engine.Snapshot()); merr == nil {
-				sess.pushContext(data)
-			}
-		}
-		return res, err
-	}
+	_, connected := s.Counts()
+	s.hooks.clients(true, connected)
 }
 
 func (s *Server) dropSession(sess *session) {
@@ -734,10 +443,10 @@ func (s *Server) dropSession(sess *session) {
 	// Decisions it never wrote are reported as undelivered; its open
 	// proposals are orphaned.
 	sess.end()
-	s.orphanProposals(sess.id)
+	s.hooks.orphan(sess.id)
 	if ok && sess.isReady() {
 		s.log.Info().Str("session", sess.id).Msg("Gemini CLI disconnected")
-		s.announce(Notice{Level: "info", Message: "Gemini CLI disconnected"})
-		s.clientsChanged()
+		_, connected := s.Counts()
+		s.hooks.clients(false, connected)
 	}
 }

@@ -17,13 +17,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 )
 
 // quickEditor shows every diff at once.
 type quickEditor struct{}
 
-func (quickEditor) OpenDiff(ctx context.Context, req companion.DiffRequest) error { return nil }
+func (quickEditor) OpenDiff(ctx context.Context, req protocol.DiffOpenParams) error { return nil }
 func (quickEditor) CloseDiff(ctx context.Context, path string) (*string, error) {
 	return nil, nil
 }

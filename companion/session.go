@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,6 +68,7 @@ func (f *fate) release() bool {
 type session struct {
 	id        string
 	transport *mcp.StreamableServerTransport
+	post      http.Handler // the transport behind the intake, for POSTs
 	conn      mcp.Connection
 	ss        *mcp.ServerSession
 
@@ -201,9 +201,7 @@ func (s *session) run(ctx context.Context) {
 				continue
 			}
 		}
-		// A detached context routes the message to the standalone SSE
-		// stream, which is where the CLI listens for notifications.
-		err := s.conn.Write(context.Background(), &jsonrpc.Request{Method: n.method, Params: n.params})
+		err := writeNote(s.conn, n.method, n.params)
 		if err == nil && n.fate != nil {
 			err = s.confirm(ctx)
 		}
@@ -332,70 +330,3 @@ func (s *session) isReady() bool {
 	defer s.mu.Unlock()
 	return s.ready
 }
-
-// capture is an mcp.Transport that hands the SDK a streamable server
-// transport and keeps the connection it makes, so the companion can write
-// its own notifications (ide/*) to it: the SDK's ServerSession has no public
-// way to send custom methods.
-type capture struct {
-	inner *mcp.StreamableServerTransport
-	conn  mcp.Connection
-}
-
-// Connect implements mcp.Transport.
-func (c *capture) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := c.inner.Connect(ctx)
-	c.conn = conn
-	return conn, err
-}
-
-// streamWatch tells when the SDK has started an SSE stream on a GET: it
-// writes the 200 header while it sets the stream up, and the stream takes
-// writes from then on.
-type streamWatch struct {
-	http.ResponseWriter
-	ctx    context.Context // the GET's: ends when the CLI drops the stream
-	once   sync.Once
-	onOpen func()
-}
-
-// Write sends an event to the CLI and reports whether it left for the
-// socket. The SDK ignores flush errors and would otherwise count an event
-// written into the buffer of a stream the CLI has already dropped as
-// delivered; failing here makes the session keep it for the next stream.
-func (w *streamWatch) Write(p []byte) (int, error) {
-	if err := w.ctx.Err(); err != nil {
-		return 0, err
-	}
-	n, err := w.ResponseWriter.Write(p)
-	if err == nil {
-		err = http.NewResponseController(w.ResponseWriter).Flush()
-	}
-	return n, err
-}
-
-func (w *streamWatch) WriteHeader(status int) {
-	if status == http.StatusOK {
-		w.once.Do(w.onOpen)
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-// Flush lets the SDK flush the event stream through the wrapper.
-func (w *streamWatch) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap gives http.ResponseController the real writer.
-func (w *streamWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// wholeAnswer is the writer of a POST's answer. It hides Flush from the
-// SDK, which flushes after every event it writes to the stream of a POST:
-// one chunk and one more write to the socket each time, although every
-// tool here answers at once with one event. Unflushed, net/http sends a
-// small answer in one write that carries its length, and a large one in
-// chunks as it is written. Notifications never wait behind it: the
-// companion writes them to the CLI's GET stream.
-type wholeAnswer struct{ http.ResponseWriter }

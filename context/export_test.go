@@ -1,10 +1,8 @@
 package context
 
-import "path/filepath"
-
-// Watched reports whether dir is being watched now.
-func (w *Watcher) Watched(dir string) bool {
+// Watched reports whether path is being watched now.
+func (w *Watcher) Watched(path string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.dirs[filepath.Clean(dir)]
+	return w.watches[path] != nil
 }

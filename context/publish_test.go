@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
 )
 
 type sent struct {
@@ -129,14 +131,16 @@ func TestWatcherDropsDeletedFiles(t *testing.T) {
 			w.Sync()
 		}
 	})
-	w, err := NewWatcher(e)
+	dw, err := dirwatch.New()
 	if err != nil {
 		t.Fatal(err)
 	}
+	w = NewWatcher(e, dw)
 	ctx, cancel := stdctx.WithCancel(stdctx.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.Run(ctx, nil) }()
-	t.Cleanup(func() { cancel(); <-done })
+	done := make(chan struct{}, 2)
+	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
+	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx, nil) }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
 
 	e.Focus(a, nil, "")
 	e.Focus(b, nil, "")
@@ -147,7 +151,7 @@ func TestWatcherDropsDeletedFiles(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("y"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return w.Watched(dir) })
+	waitFor(t, func() bool { return w.Watched(a) && w.Watched(b) })
 	if err := os.Rename(tmp, b); err != nil {
 		t.Fatal(err)
 	}

@@ -3,15 +3,13 @@ package context
 import (
 	stdctx "context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
 )
 
 // settle is how long a file may be missing before it counts as deleted:
@@ -20,30 +18,29 @@ import (
 const settle = 150 * time.Millisecond
 
 // Watcher drops files from an Engine when they are deleted or moved away on
-// disk. It watches the directories of the open files (watching a directory
-// survives the file being replaced, watching the file itself does not).
+// disk. It watches the open files through the shared directory watcher
+// (which watches their directories: that survives a file being replaced).
 type Watcher struct {
 	engine  *Engine
-	fsw     *fsnotify.Watcher
+	dw      *dirwatch.Watcher
 	syncReq chan struct{}
+	gone    chan struct{} // a watched file was removed or renamed away
 
-	mu     sync.Mutex
-	dirs   map[string]bool
-	synced atomic.Uint64 // the engine's PathsGeneration at the last resync
+	mu       sync.Mutex
+	watches  map[string]func() // open file -> stops its watch
+	suspects map[string]bool   // files seen gone, to check once settled
+	synced   atomic.Uint64     // the engine's PathsGeneration at the last resync
 }
 
-// NewWatcher creates a Watcher for engine. Call Run to make it work and Sync
-// whenever the set of open files may have changed.
-func NewWatcher(engine *Engine) (*Watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("start file watcher: %w", err)
-	}
-	return &Watcher{engine: engine, fsw: fsw, syncReq: make(chan struct{}, 1), dirs: map[string]bool{}}, nil
+// NewWatcher returns a Watcher for engine on dw. Call Run to make it work
+// and Sync whenever the set of open files may have changed.
+func NewWatcher(engine *Engine, dw *dirwatch.Watcher) *Watcher {
+	return &Watcher{engine: engine, dw: dw, syncReq: make(chan struct{}, 1), gone: make(chan struct{}, 1),
+		watches: map[string]func(){}, suspects: map[string]bool{}}
 }
 
-// Sync asks the watcher to bring its watched directories in line with the
-// engine's open files. It never blocks.
+// Sync asks the watcher to bring its watches in line with the engine's
+// open files. It never blocks.
 func (w *Watcher) Sync() {
 	if w.engine.PathsGeneration() == w.synced.Load() {
 		return // only a cursor moved
@@ -54,14 +51,14 @@ func (w *Watcher) Sync() {
 	}
 }
 
-// Run watches until ctx is done, then releases the OS watcher. onErr (may be
-// nil) hears about watch errors, which are never fatal.
+// Run keeps the watches in line with the open files until ctx is done, and
+// drops the files that stay gone; then it stops every watch. onErr (may be
+// nil) hears about files that cannot be watched, which is never fatal.
 func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
-	defer w.fsw.Close()
 	if onErr == nil {
 		onErr = func(error) {}
 	}
-	suspects := map[string]bool{}
+	defer w.stopAll()
 	check := time.NewTimer(time.Hour)
 	check.Stop()
 	defer check.Stop()
@@ -71,24 +68,17 @@ func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
 			return
 		case <-w.syncReq:
 			w.resync(onErr)
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return
-			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				suspects[filepath.Clean(ev.Name)] = true
-				check.Reset(settle)
-			}
-		case err, ok := <-w.fsw.Errors:
-			if !ok {
-				return
-			}
-			onErr(fmt.Errorf("file watcher: %w", err))
+		case <-w.gone:
+			check.Reset(settle)
 		case <-check.C:
 			open := map[string]bool{}
 			for _, p := range w.engine.Paths() {
 				open[p] = true
 			}
+			w.mu.Lock()
+			suspects := w.suspects
+			w.suspects = map[string]bool{}
+			w.mu.Unlock()
 			for p := range suspects {
 				if !open[p] {
 					continue
@@ -97,34 +87,57 @@ func (w *Watcher) Run(ctx stdctx.Context, onErr func(error)) {
 					w.engine.Close(p)
 				}
 			}
-			clear(suspects)
 			w.resync(onErr)
 		}
 	}
 }
 
-func (w *Watcher) resync(onErr func(error)) {
+// seen takes an event of the shared watcher (on its goroutine).
+func (w *Watcher) seen(ev dirwatch.Event) {
+	if !ev.Gone {
+		return
+	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.suspects[ev.Path] = true
+	w.mu.Unlock()
+	select {
+	case w.gone <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher) resync(onErr func(error)) {
 	w.synced.Store(w.engine.PathsGeneration())
 	want := map[string]bool{}
 	for _, p := range w.engine.Paths() {
-		want[filepath.Dir(p)] = true
+		want[p] = true
 	}
-	for d := range w.dirs {
-		if !want[d] {
-			_ = w.fsw.Remove(d) // the directory may be gone already
-			delete(w.dirs, d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p, stop := range w.watches {
+		if !want[p] {
+			stop()
+			delete(w.watches, p)
 		}
 	}
-	for d := range want {
-		if w.dirs[d] {
+	for p := range want {
+		if w.watches[p] != nil {
 			continue
 		}
-		if err := w.fsw.Add(d); err != nil {
-			onErr(fmt.Errorf("watch %s: %w", d, err))
+		stop, err := w.dw.Watch(p, w.seen)
+		if err != nil {
+			onErr(err)
 			continue
 		}
-		w.dirs[d] = true
+		w.watches[p] = stop
+	}
+}
+
+func (w *Watcher) stopAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p, stop := range w.watches {
+		stop()
+		delete(w.watches, p)
 	}
 }

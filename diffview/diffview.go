@@ -10,8 +10,9 @@ package diffview
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // State is where a diff is in its life.
@@ -124,11 +125,6 @@ func (d Diff) OriginalIs(text *string) bool {
 	return int64(len(*text)) == d.OriginalPrint.Size && PrintOf(*text) == *d.OriginalPrint
 }
 
-// Stowed reports whether the diff's texts left memory (Registry.Stow).
-func (d Diff) Stowed() bool {
-	return d.stored != nil
-}
-
 // ProposedText returns the proposed content, read back from the spool when
 // the diff is stowed. It fails, and says why, when the spool file cannot be
 // read or no longer holds exactly what was written to it.
@@ -169,22 +165,17 @@ func NewRegistry() *Registry {
 	return &Registry{files: map[string]*entry{}}
 }
 
-// Open registers a proposal for path with no particular owner: the newest
-// replaces any earlier one. It is Propose for a single client.
-func (r *Registry) Open(path string, original *string, proposed string) (d Diff, replaced *Diff) {
-	return r.Propose(path, "", original, proposed)
-}
-
 // Propose registers owner's proposal for path. With nothing shown for path it
 // is shown (State Open). If owner's own earlier proposal for path is shown
 // or queued, the new one takes its place and the old one is returned as
 // replaced. If another session's proposal is shown, the new one is queued
 // behind it (State Queued).
 //
-// Diffs are keyed by the cleaned path, but Path keeps the text the caller
+// Diffs are keyed by fspath.Key (on Windows: any case, either separator),
+// but Path keeps the text the caller
 // gave: the CLI matches decisions to its pending diffs by that exact string.
 func (r *Registry) Propose(path, owner string, original *string, proposed string) (d Diff, replaced *Diff) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nextID++
@@ -223,24 +214,19 @@ func (r *Registry) Propose(path, owner string, original *string, proposed string
 func (r *Registry) Get(path string) (Diff, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil {
 		return Diff{}, false
 	}
 	return *e.shown, true
 }
 
-// Resolve moves the diff shown for path to a final state (Accepted,
-// Rejected or Closed) and returns it. It reports false when no diff is shown
-// for path, or when to is not a final state: the decision is late or
-// unknown and must be refused. The first queued proposal for path, if any,
-// is shown next once the caller calls Next.
-func (r *Registry) Resolve(path string, to State) (Diff, bool) {
-	return r.resolve(path, 0, to)
-}
-
-// ResolveID is Resolve for one particular diff: it does nothing if the diff
-// shown for path is not id (it was decided or replaced meanwhile).
+// ResolveID moves the diff shown for path, if it is id, to a final state
+// (Accepted, Rejected or Closed) and returns it. It reports false when no
+// diff is shown for path, when the one shown is not id (it was decided or
+// replaced meanwhile), or when to is not a final state: the decision is
+// late or unknown and must be refused. The first queued proposal for path,
+// if any, is shown next once the caller calls Next.
 func (r *Registry) ResolveID(path string, id uint64, to State) (Diff, bool) {
 	return r.resolve(path, id, to)
 }
@@ -249,7 +235,7 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 	if to != Accepted && to != Rejected && to != Closed {
 		return Diff{}, false
 	}
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -269,7 +255,7 @@ func (r *Registry) resolve(path string, id uint64, to State) (Diff, bool) {
 // Next promotes the first queued proposal for path to shown, if nothing is
 // shown for path, and returns it. The caller shows it in the editor.
 func (r *Registry) Next(path string) (Diff, bool) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -288,7 +274,7 @@ func (r *Registry) Next(path string) (Diff, bool) {
 func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil || e.shown.ID != id {
 		return Diff{}
 	}
@@ -303,7 +289,7 @@ func (r *Registry) Rebase(path string, id uint64, original *string) Diff {
 // none. The caller may still read the proposed text of the diff it gets,
 // and must Release it when done.
 func (r *Registry) Close(path, owner string) (d Diff, wasShown, ok bool, err error) {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.files[key]
@@ -346,7 +332,7 @@ func (r *Registry) Orphan(owner string) (out []Diff, unqueued []string) {
 			}
 		}
 		if len(q) != len(e.queue) && e.shown != nil {
-			unqueued = append(unqueued, key)
+			unqueued = append(unqueued, e.shown.Path)
 		}
 		clear(e.queue[len(q):])
 		e.queue = q
@@ -374,7 +360,7 @@ func (r *Registry) SetDisk(path string, id uint64, disk Disk, current *string) (
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := r.files[filepath.Clean(path)]
+	e := r.files[fspath.Key(path)]
 	if e == nil || e.shown == nil || e.shown.ID != id {
 		return Diff{}, false
 	}
@@ -399,7 +385,7 @@ func samePrint(a, b *Print) bool {
 // already shows, which holds both texts itself. A diff that is no longer
 // shown, or already stowed, is left alone.
 func (r *Registry) Stow(path string, id uint64, sp *Spool) error {
-	key := filepath.Clean(path)
+	key := fspath.Key(path)
 	r.mu.Lock()
 	e := r.files[key]
 	if e == nil || e.shown == nil || e.shown.ID != id || e.shown.stored != nil {
@@ -438,7 +424,7 @@ func (r *Registry) Stow(path string, id uint64, sp *Spool) error {
 func (r *Registry) Queued(path string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e := r.files[filepath.Clean(path)]; e != nil {
+	if e := r.files[fspath.Key(path)]; e != nil {
 		return len(e.queue)
 	}
 	return 0
@@ -449,9 +435,9 @@ func (r *Registry) Paths() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]string, 0, len(r.files))
-	for p, e := range r.files {
+	for _, e := range r.files {
 		if e.shown != nil {
-			out = append(out, p)
+			out = append(out, e.shown.Path)
 		}
 	}
 	return out

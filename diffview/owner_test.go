@@ -1,12 +1,8 @@
 package diffview
 
 import (
-	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
 func TestSecondSessionsProposalWaitsItsTurn(t *testing.T) {
@@ -135,52 +131,4 @@ func TestSetDiskUnchangedIsNoNews(t *testing.T) {
 	if _, ch := r.SetDisk("/w/new.go", n.ID, Unchanged, nil); ch {
 		t.Fatal("a new file still missing reported as a change")
 	}
-}
-
-func TestWatcherSeesWritesReplacementsAndDeletes(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.txt")
-	if err := os.WriteFile(path, []byte("one\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go w.Run(ctx)
-	events := make(chan struct{}, 100)
-	remove, err := w.Add(path, func() { events <- struct{}{} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A sibling file is not ours.
-	other, _ := w.Add(filepath.Join(dir, "other.txt"), func() { t.Error("event for another file") })
-	defer other()
-	if err := os.WriteFile(filepath.Join(dir, "unrelated.txt"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	expect := func(what string) {
-		t.Helper()
-		select {
-		case <-events:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no event after %s", what)
-		}
-		for len(events) > 0 {
-			<-events
-		}
-	}
-	os.WriteFile(path, []byte("two\n"), 0o600)
-	expect("a write")
-	tmp := filepath.Join(dir, "f.txt.tmp")
-	os.WriteFile(tmp, []byte("three\n"), 0o600)
-	os.Rename(tmp, path)
-	expect("a replacement by rename")
-	os.Remove(path)
-	expect("a delete")
-	remove()
-	remove() // twice is harmless
 }

@@ -126,13 +126,6 @@ func (sp *Spool) Close() error {
 	return nil
 }
 
-// Len returns how many texts the spool holds.
-func (sp *Spool) Len() int {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return len(sp.files)
-}
-
 // spooled is one text in a spool file.
 type spooled struct {
 	sp       *Spool

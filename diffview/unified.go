@@ -22,15 +22,15 @@ const MaxLineDiff = 1 << 20
 // from original to proposed, labelled with path. A nil original means the
 // file is new. The text is empty when nothing changed.
 func Unified(path string, original *string, proposed string) string {
-	text, _ := UnifiedBounded(path, original, proposed)
+	text, _ := unified(path, original, proposed)
 	return text
 }
 
-// UnifiedBounded is Unified that also reports whether the changed region
-// was diffed line by line (exact) or, being over MaxLineDiff lines, shown
+// unified is Unified that also reports whether the changed region was
+// diffed line by line (exact) or, being over MaxLineDiff lines, shown
 // coarsely as the old lines all removed and the new ones all added, under a
 // line saying so. Both are valid diffs that turn original into proposed.
-func UnifiedBounded(path string, original *string, proposed string) (text string, exact bool) {
+func unified(path string, original *string, proposed string) (text string, exact bool) {
 	oldText := ""
 	oldLabel := "a" + path
 	if original != nil {

@@ -74,7 +74,7 @@ func TestWindowedUnifiedMatchesTheWholeDiff(t *testing.T) {
 			orig = &old
 		}
 		want, wantExact := refUnifiedBounded("/w/f", orig, proposed)
-		got, exact := UnifiedBounded("/w/f", orig, proposed)
+		got, exact := unified("/w/f", orig, proposed)
 		if got != want || exact != wantExact {
 			t.Fatalf("old %q new %q:\nwindowed:\n%s\nwhole:\n%s", old, proposed, got, want)
 		}

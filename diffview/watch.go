@@ -1,96 +1,152 @@
 package diffview
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
 	"sync"
+	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
 )
 
-// Watcher tells when the file of an open proposal is written, replaced or
+// diskSettle is how long a proposed file must stay quiet after a change on
+// disk before it is read: a write comes as several events (truncate, then
+// data), and the half-written file is not worth telling the user about.
+const diskSettle = 30 * time.Millisecond
+
+// DiskChange is news about the file of a shown proposal: it changed on
+// disk, was deleted, or is back to what it was when the proposal was shown.
+type DiskChange struct {
+	// Diff is the proposal, with Disk saying how the file now compares.
+	Diff Diff
+	// Current is the file's content now; nil when it does not exist.
+	Current *string
+}
+
+// DiskWatch tells when the file of a shown proposal is written, replaced or
 // deleted on disk by anything else (another tool, a git checkout, the user
-// in another editor). It watches the parent directories, so that a file
-// replaced by rename, deleted or created is noticed too, and shares one
-// inotify instance between every open proposal.
-type Watcher struct {
-	fw *fsnotify.Watcher
+// in another editor), and keeps the registry's Disk state of the proposal
+// up to date. It keeps a proposal's path and id only: its texts must not
+// stay reachable through the watch.
+type DiskWatch struct {
+	reg        *Registry
+	changed    func(DiskChange)
+	unreadable func(path string, err error)
 
-	mu    sync.Mutex
-	dirs  map[string]int    // directory -> how many watched files are in it
-	files map[string]*watch // cleaned file path -> what to call on an event
+	mu      sync.Mutex
+	dw      *dirwatch.Watcher
+	watches map[uint64]*diskWatch
 }
 
-type watch struct{ onEvent func() }
-
-// NewWatcher returns a watcher; Run delivers its events.
-func NewWatcher() (*Watcher, error) {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch proposed files: %w", err)
-	}
-	return &Watcher{fw: fw, dirs: map[string]int{}, files: map[string]*watch{}}, nil
+// NewDiskWatch returns a DiskWatch over reg: changed hears of every change
+// of a proposal's disk state, unreadable of a changed file that could not
+// be read. It watches nothing until Attach gives it a directory watcher,
+// but Check works at once.
+func NewDiskWatch(reg *Registry, changed func(DiskChange), unreadable func(path string, err error)) *DiskWatch {
+	return &DiskWatch{reg: reg, changed: changed, unreadable: unreadable, watches: map[uint64]*diskWatch{}}
 }
 
-// Add calls onEvent (from Run's goroutine) whenever path may have changed on
-// disk, until the returned function is called. One callback per path: a
-// second Add for the same path replaces the first.
-func (w *Watcher) Add(path string, onEvent func()) (remove func(), err error) {
-	path = filepath.Clean(path)
-	dir := filepath.Dir(path)
+// Attach makes Watch use dw (nil: watch nothing from now on).
+func (w *DiskWatch) Attach(dw *dirwatch.Watcher) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.files[path]; !ok {
-		if w.dirs[dir] == 0 {
-			if err := w.fw.Add(dir); err != nil {
-				return func() {}, fmt.Errorf("watch %s: %w", dir, err)
-			}
-		}
-		w.dirs[dir]++
-	}
-	mine := &watch{onEvent: onEvent}
-	w.files[path] = mine
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.files[path] != mine {
-			return // removed already, or replaced by a later Add
-		}
-		delete(w.files, path)
-		w.dirs[dir]--
-		if w.dirs[dir] == 0 {
-			delete(w.dirs, dir)
-			_ = w.fw.Remove(dir)
-		}
-	}, nil
+	w.dw = dw
+	w.mu.Unlock()
 }
 
-// Run delivers events until ctx ends or Close is called.
-func (w *Watcher) Run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
+// diskWatch is the watch of one proposal's file and its settle timer.
+type diskWatch struct {
+	mu      sync.Mutex
+	settle  *time.Timer
+	stopped bool
+	stop    func()
+}
+
+// Watch checks the file of diff id (Check) each time it has changed on
+// disk and settled, until Unwatch(id). Without a directory watcher it does
+// nothing.
+func (w *DiskWatch) Watch(path string, id uint64) error {
+	w.mu.Lock()
+	dw := w.dw
+	w.mu.Unlock()
+	if dw == nil {
+		return nil
+	}
+	dk := &diskWatch{}
+	stop, err := dw.Watch(path, func(dirwatch.Event) {
+		dk.mu.Lock()
+		defer dk.mu.Unlock()
+		if dk.stopped {
 			return
-		case ev, ok := <-w.fw.Events:
-			if !ok {
-				return
-			}
-			w.mu.Lock()
-			f := w.files[filepath.Clean(ev.Name)]
-			w.mu.Unlock()
-			if f != nil {
-				f.onEvent()
-			}
-		case _, ok := <-w.fw.Errors:
-			if !ok {
-				return
-			}
 		}
+		if dk.settle != nil {
+			dk.settle.Reset(diskSettle)
+			return
+		}
+		dk.settle = time.AfterFunc(diskSettle, func() {
+			dk.mu.Lock()
+			dk.settle = nil
+			done := dk.stopped
+			dk.mu.Unlock()
+			if !done {
+				w.Check(path, id)
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	dk.stop = stop
+	w.mu.Lock()
+	old := w.watches[id]
+	w.watches[id] = dk
+	w.mu.Unlock()
+	if old != nil {
+		old.end()
+	}
+	return nil
+}
+
+// Unwatch stops watching the file of diff id.
+func (w *DiskWatch) Unwatch(id uint64) {
+	w.mu.Lock()
+	dk := w.watches[id]
+	delete(w.watches, id)
+	w.mu.Unlock()
+	if dk != nil {
+		dk.end()
 	}
 }
 
-// Close stops watching.
-func (w *Watcher) Close() error {
-	return w.fw.Close()
+func (dk *diskWatch) end() {
+	dk.stop()
+	dk.mu.Lock()
+	dk.stopped = true
+	if dk.settle != nil {
+		dk.settle.Stop()
+	}
+	dk.mu.Unlock()
+}
+
+// Check reads the file of diff id now, compares it with what it was when
+// the proposal was shown, and calls changed when that differs from what
+// was last said about it.
+func (w *DiskWatch) Check(path string, id uint64) {
+	cur, err := ReadFile(path, nil)
+	if err != nil {
+		w.unreadable(path, err)
+		return
+	}
+	d, ok := w.reg.Get(path)
+	if !ok || d.ID != id {
+		return
+	}
+	disk := Unchanged
+	switch {
+	case cur == nil && !d.IsNew():
+		disk = Deleted
+	case cur == nil:
+	case !d.OriginalIs(cur):
+		disk = Changed
+	}
+	if d, changed := w.reg.SetDisk(path, id, disk, cur); changed {
+		w.changed(DiskChange{Diff: d, Current: cur})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
@@ -114,14 +115,20 @@ var ErrUnsafeDir = errors.New("unsafe discovery directory")
 // EnsureDir creates dir (and its parent, the "gemini" directory) with mode
 // 0700 when missing, and checks that both belong to the current user, are
 // real directories (not links), and are not writable by others without the
-// sticky bit. A dir of ours that is open to others is tightened to 0700.
+// sticky bit (on Windows: by the directory's ACL). A dir of ours that is
+// open to others is tightened to 0700; so is a parent just created (on
+// Windows it would otherwise inherit its parent's ACL).
 func EnsureDir(dir string) error {
 	parent := filepath.Dir(dir)
 	for _, d := range []string{parent, dir} {
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("create %s: %w", d, err)
+		created := true
+		if err := os.Mkdir(d, 0o700); err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+			created = false
 		}
-		if err := checkDir(d, d == dir); err != nil {
+		if err := checkDir(d, d == dir || created); err != nil {
 			return err
 		}
 	}
@@ -142,7 +149,7 @@ func checkDir(d string, tighten bool) error {
 	if !osproc.Mine(d, st) {
 		return fmt.Errorf("%w: %s belongs to %s, not to the current user", ErrUnsafeDir, d, osproc.Owner(d, st))
 	}
-	if osproc.OthersCanWrite(st) && !tighten {
+	if !tighten && osproc.OthersCanWrite(d, st) {
 		return fmt.Errorf("%w: %s is writable by everyone", ErrUnsafeDir, d)
 	}
 	if tighten {
@@ -191,7 +198,10 @@ func Write(dir string, idePID int, f File) (string, error) {
 		return "", fmt.Errorf("close discovery file: %w", err)
 	}
 	path := filepath.Join(dir, FileName(idePID, f.Port))
-	if err := os.Rename(tmpName, path); err != nil {
+	// On Windows a reader that holds the old file (list, doctor, a
+	// virus scanner) can refuse the replacement for a moment: Replace
+	// waits for it, briefly.
+	if err := osproc.Replace(tmpName, path); err != nil {
 		return "", fmt.Errorf("publish discovery file: %w", err)
 	}
 	return path, nil
@@ -331,7 +341,7 @@ func FindForWorkspace(entries []Entry, dir string, alive func(pid int) bool) []E
 				continue
 			}
 			w := realPath(ws)
-			if w == real || strings.HasPrefix(real, strings.TrimSuffix(w, string(filepath.Separator))+string(filepath.Separator)) {
+			if fspath.Within(w, real) {
 				best = max(best, len(w))
 			}
 		}

@@ -133,3 +133,11 @@ func TestWriteCreatesPrivateFileAndDir(t *testing.T) {
 		t.Fatalf("ideInfo %v", ide)
 	}
 }
+
+// makeWorldWritable opens dir to every user: mode 0777, no sticky bit.
+func makeWorldWritable(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+}

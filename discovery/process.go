@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/shirou/gopsutil/v4/process"
@@ -16,13 +17,32 @@ import (
 // runs in one of the editor's terminals, given the PID of the process whose
 // children are those terminals' shells (the editor, for most editors).
 //
-// The CLI walks up from itself to the first shell and takes that shell's
-// grandparent if its PID is above 1, else the shell's parent. The shell's
-// parent is editorPID, so the answer is editorPID's parent when that is
-// above 1, else editorPID itself.
+// On Unix the CLI walks up from itself to the first shell and takes that
+// shell's grandparent if its PID is above 1, else the shell's parent. The
+// shell's parent is editorPID, so the answer is editorPID's parent when
+// that is above 1, else editorPID itself.
+//
+// On Windows the CLI takes the third process from the top of its chain of
+// ancestors (see thirdFromTop): whatever lies between the CLI and the
+// editor, that is the third from the top of the editor's own chain when
+// the editor has at least two ancestors. With fewer, the CLI's pick lies
+// below the editor, on a path that differs from terminal to terminal, and
+// no file name can match it: IDEPID then returns editorPID, and the
+// terminals the editor opens carry GEMINI_CLI_IDE_PID (see Env), which the
+// CLI takes instead of its walk.
 func IDEPID(editorPID int) (int, error) {
 	if editorPID <= 0 || editorPID > math.MaxInt32 {
 		return 0, fmt.Errorf("invalid editor process id %d", editorPID)
+	}
+	if runtime.GOOS == "windows" {
+		parents, err := osproc.Parents()
+		if err != nil {
+			return 0, fmt.Errorf("editor process %d: %w", editorPID, err)
+		}
+		if _, ok := parents[editorPID]; !ok {
+			return 0, fmt.Errorf("editor process %d is not running", editorPID)
+		}
+		return thirdFromTop(parents, editorPID), nil
 	}
 	p, err := process.NewProcess(int32(editorPID))
 	if err != nil {
@@ -36,6 +56,31 @@ func IDEPID(editorPID int) (int, error) {
 		return int(ppid), nil
 	}
 	return editorPID, nil
+}
+
+// maxAncestors is how far up Gemini CLI's walk goes (MAX_TRAVERSAL_DEPTH).
+const maxAncestors = 32
+
+// thirdFromTop is Gemini CLI 0.61.0's Windows rule
+// (getIdeProcessInfoForWindows in packages/core/src/ide/process-utils.ts)
+// applied to pid's own chain: from pid up through parents (PID to parent
+// PID, one snapshot of the process table), stopping at a process whose
+// parent is 0 or not running, at most maxAncestors long; the third
+// process from the top of that chain, or pid when the chain is shorter.
+func thirdFromTop(parents map[int]int, pid int) int {
+	chain := []int{pid}
+	for cur := pid; len(chain) < maxAncestors; {
+		ppid := parents[cur]
+		if _, running := parents[ppid]; ppid == 0 || !running {
+			break
+		}
+		chain = append(chain, ppid)
+		cur = ppid
+	}
+	if len(chain) >= 3 {
+		return chain[len(chain)-3]
+	}
+	return pid
 }
 
 // Alive reports whether pid names a running process (of any user). A zombie
@@ -60,9 +105,16 @@ func commandName(p *process.Process) string {
 // TerminalIDEPID is the IDE PID for a companion that runs in a terminal
 // itself (standalone mode): a CLI started in a sibling terminal window or
 // pane computes the same PID when the companion's parent is a shell. Other
-// cases get the companion's own PID.
+// cases get the companion's own PID. On Windows it is what a CLI started
+// from the companion's own shell computes.
 func TerminalIDEPID() int {
 	self := os.Getpid()
+	if runtime.GOOS == "windows" {
+		if pid, err := IDEPID(os.Getppid()); err == nil {
+			return pid
+		}
+		return self
+	}
 	parent, err := process.NewProcess(int32(os.Getppid()))
 	if err != nil || !shells[commandName(parent)] {
 		return self

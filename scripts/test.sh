@@ -2,15 +2,18 @@
 # Runs every check and test of the project: formatting, vet, staticcheck,
 # the Go tests with the race detector (unit, sidecar integration, real
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
-# IDE client, the Sublime Text package's tests, brief fuzzing, and one short
-# benchmark round of the sidecar and of the editor plugins. Ends with a
-# summary line.
+# IDE client, the Sublime Text package's tests, the Windows build under Wine
+# (Go tests and the real Windows Gemini CLI end to end), brief fuzzing, and
+# one short benchmark round of the sidecar and of the editor plugins. Ends
+# with a summary line.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, fuzz, bench, a2a)
+#   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, windows, fuzz, bench, a2a)
 #
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
-# neovim vim tmux) and a JDK 17+ for the Kotlin compiler (JetBrains plugin).
+# neovim vim tmux), a JDK 17+ for the Kotlin compiler (JetBrains plugin), and
+# Wine with mingw for the Windows step (apt-get install wine wine64
+# gcc-mingw-w64-x86-64-win32).
 # Node packages, and the Kotlin compiler, are installed here with npm ci.
 set -uo pipefail
 
@@ -21,8 +24,10 @@ passed=0
 failed=0
 failures=()
 
+timings=()
+
 step() {
-	local name="$1"
+	local name="$1" start=$SECONDS
 	shift
 	echo
 	echo "==> $name"
@@ -33,6 +38,7 @@ step() {
 		failures+=("$name")
 		echo "FAILED: $name"
 	fi
+	timings+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
 }
 
 want() { [[ "$only" == all || "$only" == "$1" ]]; }
@@ -43,6 +49,17 @@ npm_deps() {
 	if [[ ! -d "$dir/node_modules" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
 	fi
+}
+
+npm_global() {
+	# Installs an npm package the way its users do, npm install -g, into a
+	# private prefix (the tests put its bin/ on PATH), unless that version is
+	# there already. --prefer-offline takes what npm ci put into npm's cache.
+	local prefix="$root/$1" pkg="$2" version="$3" have
+	have="$(node -p "require(process.argv[1]).version" "$prefix/lib/node_modules/$pkg/package.json" 2>/dev/null)"
+	[[ "$have" == "$version" ]] && return 0
+	rm -rf "$prefix"
+	NPM_CONFIG_PREFIX="$prefix" npm install -g --prefer-offline --no-audit --no-fund --loglevel=error "$pkg@$version"
 }
 
 gofmt_clean() {
@@ -138,9 +155,12 @@ fuzz_briefly() {
 }
 
 schema_current() {
-	# The editor link's JSON Schema is generated from the Go types of
-	# companion/protocol (go generate); a stale checked-in copy fails.
-	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json
+	# The editor link's JSON Schema and its Go dispatch and client
+	# (companion/protocol/rpc) are generated from the Go types and the
+	# method table of companion/protocol (go generate); a stale checked-in
+	# copy fails.
+	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json &&
+		go run ./companion/protocol/internal/rpcgen -check -out companion/protocol/rpc/methods_gen.go
 }
 
 install_line() {
@@ -170,26 +190,38 @@ if want go || want a2a; then
 	step "npm ci (tests/a2a)" npm_deps tests/a2a
 	# Claude Code, as a second real MCP client of the bridge.
 	step "npm ci (tests/a2a/claude)" npm_deps tests/a2a/claude
+	# The ACP clients of gemini-a2a-acp's tests: the official SDK, acpx and
+	# the Node 22 acpx needs.
+	step "npm ci (tests/acp)" npm_deps tests/acp
+	# The A2A server as a user installs it (npm install -g), for the bridge's
+	# and the agent panel's end-to-end tests: they find it on PATH.
+	step "npm install -g (tests/a2a/npm-global)" npm_global tests/a2a/npm-global @google/gemini-cli-a2a-server 0.25.2
 fi
 if want go; then
 	step "gofmt" gofmt_clean
 	step "go vet" go vet ./...
-	step "editor link schema is current" schema_current
+	step "editor link schema and dispatch are current" schema_current
 	step "install line (README)" install_line
 	step "staticcheck" staticcheck
 	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
 	step "go test -race" go_tests
 fi
 # (in a full run the A2A tests are part of "go test -race" above)
-[[ "$only" == a2a ]] && step "A2A bridge and agent panel tests (tests/a2a, tests/agentpanel)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/
+[[ "$only" == a2a ]] && step "A2A bridge, agent panel and ACP agent tests (tests/a2a, tests/agentpanel, tests/acp)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/ ./tests/acp/
 { want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
+{ want bench || [[ "$only" == a2a ]]; } && step "ACP agent benchmark" scripts/bench-acp.sh
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want sublime && step "Sublime Text package" sublime_tests
 want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
+want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.sh
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 want bench && step "editor plugins benchmark, one short round (Neovim, Vim, Emacs)" scripts/bench-editors.sh --short
 
+echo
+echo "time per step:"
+printf '  %s\n' "${timings[@]}"
+echo "  total: $SECONDS s"
 echo
 [[ -s "$fuzz_log.failed" ]] && cat "$fuzz_log.failed"
 if ((failed > 0)); then

@@ -11,6 +11,7 @@ import (
 	"iter"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 )
@@ -22,8 +23,21 @@ const MaxEventSize = 64 << 20
 
 // rpcClient speaks A2A's JSON-RPC binding to one agent endpoint.
 type rpcClient struct {
-	url string
-	hc  *http.Client
+	url    string
+	hc     *http.Client
+	header http.Header // added to every request (see WithHeader)
+}
+
+// request makes a request to the agent with the client's headers.
+func (c *rpcClient) request(ctx context.Context, method, url string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	return req, nil
 }
 
 var requestID atomic.Int64
@@ -35,7 +49,7 @@ func (c *rpcClient) post(ctx context.Context, method string, params any, accept 
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", method, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := c.request(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -85,10 +99,24 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
 
+// drainLimit and drainTime bound what is read after the event that ends a
+// turn, before the answer's body is closed.
+const (
+	drainLimit = 1 << 20
+	drainTime  = 5 * time.Second
+)
+
 // stream makes a request answered with server-sent events and yields them.
+//
+// When the caller stops after the event that ends the turn, the rest of the
+// answer (the server ends it right after that event) is read before the
+// body is closed: closing it unread would close the connection, and the
+// server aborts whatever runs under the connection that started a turn.
 func (c *rpcClient) stream(ctx context.Context, method string, params any) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		resp, err := c.post(ctx, method, params, "text/event-stream")
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		resp, err := c.post(rctx, method, params, "text/event-stream")
 		if err != nil {
 			yield(nil, err)
 			return
@@ -117,10 +145,28 @@ func (c *rpcClient) stream(ctx context.Context, method string, params any) iter.
 				return
 			}
 			if !yield(ev, nil) {
+				if endsTurn(ev) && ctx.Err() == nil {
+					t := time.AfterFunc(drainTime, cancel)
+					_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+					t.Stop()
+				}
 				return
 			}
 		}
 	}
+}
+
+// endsTurn reports whether ev is the last event of a turn.
+func endsTurn(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		return e.Final
+	case *a2a.Task:
+		return e.Status.State.Terminal()
+	case *a2a.Message:
+		return true
+	}
+	return false
 }
 
 // readSSE yields the data of each server-sent event in r.

@@ -43,6 +43,25 @@ type ToolCall struct {
 	Confirmation *Confirmation
 	// Output is the tool's result text when it has one.
 	Output string
+	// Kind is the tool's kind as the server's tool registry gives it (read,
+	// edit, delete, move, search, execute, think, fetch, other, ...), or ""
+	// when the event does not say.
+	Kind string
+	// DisplayName is how the agent shows the tool ("WriteFile", "Shell").
+	DisplayName string
+	// ResultDiff is the file edit a finished edit tool reports (its
+	// resultDisplay), when it reports one.
+	ResultDiff *ResultDiff
+}
+
+// ResultDiff is the edit a file tool made, as its result reports it.
+type ResultDiff struct {
+	FileName string
+	FilePath string
+	FileDiff string
+	// OriginalContent is nil for a new file.
+	OriginalContent *string
+	NewContent      string
 }
 
 // Confirmation is what a tool call needs approved: the server's
@@ -57,6 +76,9 @@ type Confirmation struct {
 	FilePath   string
 	FileDiff   string
 	NewContent string
+	// OriginalContent is the file's content the server read for the edit,
+	// when it sent it (nil for a new file, or when it did not).
+	OriginalContent *string
 	// Command is an exec's shell command.
 	Command string
 	// Prompt is what an info confirmation asks (a web fetch's prompt with
@@ -172,6 +194,9 @@ func toolCall(d map[string]any) *ToolCall {
 			NewContent: str(cd, "newContent"), Command: str(cd, "command"), Prompt: str(cd, "prompt"),
 			ServerName: str(cd, "serverName"), ToolName: str(cd, "toolName"), ToolDisplayName: str(cd, "toolDisplayName"),
 		}
+		if oc, ok := cd["originalContent"].(string); ok {
+			tc.Confirmation.OriginalContent = &oc
+		}
 		if urls, ok := cd["urls"].([]any); ok {
 			for _, u := range urls {
 				if s, ok := u.(string); ok {
@@ -180,8 +205,20 @@ func toolCall(d map[string]any) *ToolCall {
 			}
 		}
 	}
+	if t, ok := d["tool"].(map[string]any); ok {
+		tc.Kind, tc.DisplayName = str(t, "kind"), str(t, "displayName")
+	}
 	if r, ok := d["response"].(map[string]any); ok {
 		tc.Output = str(r, "resultDisplay")
+		if rd, ok := r["resultDisplay"].(map[string]any); ok {
+			if _, isEdit := rd["fileDiff"]; isEdit {
+				tc.ResultDiff = &ResultDiff{FileName: str(rd, "fileName"), FilePath: str(rd, "filePath"),
+					FileDiff: str(rd, "fileDiff"), NewContent: str(rd, "newContent")}
+				if oc, ok := rd["originalContent"].(string); ok {
+					tc.ResultDiff.OriginalContent = &oc
+				}
+			}
+		}
 	}
 	return tc
 }

@@ -43,7 +43,7 @@ func TestParseConfirmations(t *testing.T) {
 		{"edit", "write_file", map[string]any{
 			"type": "edit", "title": "Confirm Write: a.txt", "fileName": "a.txt", "filePath": "/w/a.txt",
 			"fileDiff": "@@ -0,0 +1 @@\n+x\n", "originalContent": "", "newContent": "x\n"},
-			Confirmation{Type: "edit", Title: "Confirm Write: a.txt", FileName: "a.txt", FilePath: "/w/a.txt", FileDiff: "@@ -0,0 +1 @@\n+x\n", NewContent: "x\n"}},
+			Confirmation{Type: "edit", Title: "Confirm Write: a.txt", FileName: "a.txt", FilePath: "/w/a.txt", FileDiff: "@@ -0,0 +1 @@\n+x\n", NewContent: "x\n", OriginalContent: new("")}},
 		{"exec", "run_shell_command", map[string]any{
 			"type": "exec", "title": "Confirm Shell Command", "command": "ls", "rootCommand": "ls"},
 			Confirmation{Type: "exec", Title: "Confirm Shell Command", Command: "ls"}},
@@ -69,5 +69,23 @@ func TestParseToolUpdateWithoutConfirmation(t *testing.T) {
 	u := Parse(ev)
 	if u.Tool == nil || u.Tool.Confirmation != nil || u.Tool.Status != "success" {
 		t.Fatalf("update = %+v", u.Tool)
+	}
+}
+
+// A tool event carries the tool's kind and display name, and a finished
+// edit its result diff.
+func TestParseToolKindAndResultDiff(t *testing.T) {
+	data := map[string]any{
+		"request":  map[string]any{"callId": "w1", "name": "write_file", "args": map[string]any{}},
+		"status":   "success",
+		"tool":     map[string]any{"name": "write_file", "displayName": "WriteFile", "kind": "edit"},
+		"response": map[string]any{"resultDisplay": map[string]any{"fileName": "a.txt", "filePath": "/w/a.txt", "fileDiff": "@@", "originalContent": "a", "newContent": "b"}},
+	}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+		Message: &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.DataPart{Data: data}}}}}
+	tc := Parse(ev).Tool
+	if tc == nil || tc.Kind != "edit" || tc.DisplayName != "WriteFile" || tc.ResultDiff == nil ||
+		tc.ResultDiff.FilePath != "/w/a.txt" || tc.ResultDiff.NewContent != "b" || tc.ResultDiff.OriginalContent == nil || *tc.ResultDiff.OriginalContent != "a" {
+		t.Fatalf("parsed %+v (diff %+v)", tc, tc.ResultDiff)
 	}
 }

@@ -1,20 +1,34 @@
-// Package launch starts Gemini CLI's A2A server for a folder, on 127.0.0.1
-// only, with a private environment, and stops it again.
+// Package launch finds Gemini CLI's A2A server as npm installed it, starts
+// it for a folder, on 127.0.0.1 only, with a private environment, and stops
+// it again. It is the one way the bridge and the agent panel start it.
+//
+// npm's command for the server is a link (a shim on Windows) to its script,
+// which does not start when run under another name; Find and Resolve turn
+// such a command into `node <script>`. A server that exits before it
+// listens is an ExitError that says what was run, how it ended and what to
+// do, in the words of the calling program (Options.Setting).
 //
 // The server (npm @google/gemini-cli-a2a-server 0.25) listens on every
 // interface without authentication and has no host option; a Node preload
-// (pin.cjs, written next to a temporary file and passed with
-// NODE_OPTIONS=--require) makes its listen call bind 127.0.0.1. Anyone on
-// this machine who can reach that port can still use the agent.
+// (pin.cjs, written to a private temporary folder and passed with
+// NODE_OPTIONS=--require) makes its listen call bind 127.0.0.1, and makes
+// the server answer 401 to every request that does not carry the launch's
+// secret (Authorization: Bearer, see Server.Header) before the server sees
+// it. The secret is random for each launch and reaches the preload through
+// the environment, never a command line; the preload takes it out of the
+// environment, so the agent's shell commands do not inherit it. While the
+// server runs, the secret is also kept in a file only the user can read
+// (SecretDir), so that another program of the same user can attach to it
+// (HeaderFor): a sidecar that adopts the server an earlier one started.
 package launch
 
 import (
 	"bufio"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,9 +45,9 @@ var pinScript []byte
 
 // Options say how to start the server.
 type Options struct {
-	// Command is the server command and its arguments. Empty: find
-	// gemini-cli-a2a-server on PATH or under node_modules/.bin upward from Dir,
-	// else node_modules/@google/gemini-cli-a2a-server/dist/a2a-server.mjs.
+	// Command is the server command and its arguments. Empty: Find's.
+	// A program that is a link or an npm shim of a Node script is run as
+	// `node <script>` (see Resolve).
 	Command []string
 	// Dir is the workspace the agent works in.
 	Dir string
@@ -44,6 +58,10 @@ type Options struct {
 	Log io.Writer
 	// StartTimeout bounds the wait for the server's "started" line.
 	StartTimeout time.Duration
+	// Setting says how the user of the calling program gives the server
+	// command (the bridge's --server-command, an editor plugin's option);
+	// errors tell the user to set it.
+	Setting string
 }
 
 // Server is a running A2A server.
@@ -51,38 +69,20 @@ type Server struct {
 	// URL is its base URL on 127.0.0.1.
 	URL string
 
-	cmd  *exec.Cmd
-	tmp  string
-	done chan struct{}
-	err  error
-	once sync.Once
+	secret string
+	record string // the secret file, "" when it could not be written
+	cmd    *exec.Cmd
+	tmp    string
+	done   chan struct{}
+	read   chan struct{} // closed when its output has been read to the end
+	err    error
+	once   sync.Once
+
+	mu     sync.Mutex
+	exited bool
 }
 
 var startedRE = regexp.MustCompile(`Agent Server started on https?://[^:/\s]+:(\d+)`)
-
-// Find returns the default server command for dir.
-func Find(dir string) ([]string, error) {
-	if p, err := exec.LookPath("gemini-cli-a2a-server"); err == nil {
-		return []string{p}, nil
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		for _, c := range []string{
-			filepath.Join(d, "node_modules", ".bin", "gemini-cli-a2a-server"),
-			filepath.Join(d, "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs"),
-		} {
-			if _, err := os.Stat(c); err == nil {
-				if strings.HasSuffix(c, ".mjs") {
-					return []string{"node", c}, nil
-				}
-				return []string{c}, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return nil, errors.New("the Gemini CLI A2A server was not found: install it (npm install -g @google/gemini-cli-a2a-server) or pass --server-command")
-}
 
 // Start starts the server and waits until it listens.
 func Start(ctx context.Context, o Options) (*Server, error) {
@@ -90,11 +90,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	command := o.Command
+	env := append(os.Environ(), o.Env...)
+	command := Resolve(o.Command, env)
 	if len(command) == 0 {
-		if command, err = Find(dir); err != nil {
+		if command, err = Find(dir, env, o.Setting); err != nil {
 			return nil, err
 		}
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "gemini-a2a-mcp-")
 	if err != nil {
@@ -109,7 +114,6 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	env := append(os.Environ(), o.Env...)
 	if err := prepareHistory(ctx, dir, env); err != nil {
 		fmt.Fprintf(logw, "gemini-a2a-mcp: could not prepare the agent's history repository (%v); the server will make it itself\n", err)
 	}
@@ -121,27 +125,36 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			nodeOpts = v + " " + nodeOpts
 		}
 	}
-	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1")
+	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret)
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
-	out, err := cmd.StdoutPipe()
+	// The server's output goes to a pipe of ours that Wait does not close,
+	// so that what it says before it exits is read to the end.
+	out, pw, err := os.Pipe()
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	cmd.Stderr = cmd.Stdout
+	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
+		out.Close()
+		pw.Close()
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
-	s := &Server{cmd: cmd, tmp: tmp, done: make(chan struct{})}
+	pw.Close()
+	s := &Server{secret: secret, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
+		defer close(s.read)
+		defer out.Close()
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logw, line)
+			said.add(line)
 			if m := startedRE.FindStringSubmatch(line); m != nil {
 				select {
 				case port <- m[1]:
@@ -153,6 +166,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}()
 	go func() {
 		s.err = cmd.Wait()
+		s.mu.Lock()
+		if s.record != "" {
+			forget(s.record, cmd.Process.Pid)
+		}
+		s.exited = true
+		s.mu.Unlock()
 		close(s.done)
 	}()
 	timeout := o.StartTimeout
@@ -164,18 +183,40 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	select {
 	case p := <-port:
 		s.URL = "http://127.0.0.1:" + p
+		s.mu.Lock()
+		if !s.exited {
+			path, err := remember(secretDirIn(tempDirOf(o.Env)), record{URL: s.URL, PID: cmd.Process.Pid, Secret: secret})
+			if err != nil {
+				fmt.Fprintf(logw, "gemini-a2a-mcp: could not keep the A2A server's secret for a later program to attach to it (%v); only this one can use it\n", err)
+			} else {
+				s.record = path
+			}
+		}
+		s.mu.Unlock()
 		return s, nil
 	case <-s.done:
 		s.cleanup()
-		return nil, fmt.Errorf("A2A server %s exited before listening: %v", command[0], s.err)
+		// What it said last, unless a process it started still holds the pipe.
+		select {
+		case <-s.read:
+		case <-time.After(2 * time.Second):
+		}
+		status, code := exitStatus(cmd.ProcessState, s.err)
+		return nil, &ExitError{Command: command, Dir: dir, Status: status, Code: code, Output: said.lines(), Setting: o.Setting}
 	case <-t.C:
 		s.Stop()
-		return nil, fmt.Errorf("A2A server %s did not start within %s", command[0], timeout)
+		return nil, fmt.Errorf("the Gemini CLI A2A server did not start listening within %s; it was run as %s in %s", timeout, quoteCommand(command), dir)
 	case <-ctx.Done():
 		s.Stop()
 		return nil, ctx.Err()
 	}
 }
+
+// Header is what every request to the server must carry: the launch's
+// secret, as "Authorization: Bearer <secret>". Without it the server
+// answers 401 and does nothing. Give it to the A2A client
+// (agent.Load(ctx, s.URL, hc, agent.WithHeader(s.Header()))).
+func (s *Server) Header() http.Header { return bearer(s.secret) }
 
 // Done is closed when the server process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }

@@ -208,7 +208,7 @@ func (b *Bridge) consult(ctx context.Context, req *mcp.CallToolRequest, in Consu
 			return nil, out, nil
 		case supervisor.Running:
 			cctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = ss.Cancel(cctx)
+			_, _, _ = ss.Cancel(cctx)
 			c2()
 			return nil, out, fmt.Errorf("no answer within %s", b.CallTimeout)
 		default:
@@ -225,6 +225,9 @@ type CancelIn struct {
 // CancelOut is gemini_cancel's result.
 type CancelOut struct {
 	Status supervisor.Status `json:"status"`
+	// Note says which running tools (shell commands) were stopped, and
+	// which still run because the agent could no longer stop them.
+	Note string `json:"note,omitempty"`
 }
 
 func (b *Bridge) cancel(ctx context.Context, _ *mcp.CallToolRequest, in CancelIn) (*mcp.CallToolResult, CancelOut, error) {
@@ -234,9 +237,9 @@ func (b *Bridge) cancel(ctx context.Context, _ *mcp.CallToolRequest, in CancelIn
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := ss.Cancel(ctx)
+	st, note, err := ss.Cancel(ctx)
 	if err != nil {
-		return nil, CancelOut{Status: st}, fmt.Errorf("cancel: %w", err)
+		return nil, CancelOut{Status: st, Note: note}, fmt.Errorf("cancel: %w", err)
 	}
-	return nil, CancelOut{Status: st}, nil
+	return nil, CancelOut{Status: st, Note: note}, nil
 }

@@ -30,6 +30,11 @@ type Bridge struct {
 	sup    *supervisor.Supervisor
 	// CallTimeout bounds how long a tool call waits on an agent.
 	CallTimeout time.Duration
+	// Credentials, when set, gives the header load_agent sends with every
+	// request to the agent at a base URL (nil for none): the bridge knows
+	// the secret of the server it started, and the user's header for
+	// --agent; no other agent gets them.
+	Credentials func(baseURL string) http.Header
 
 	mu     sync.Mutex
 	agents []*agent.Agent
@@ -93,7 +98,11 @@ func (b *Bridge) loadAgent(ctx context.Context, _ *mcp.CallToolRequest, in LoadA
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	a, err := agent.Load(ctx, in.URL, b.hc)
+	var opts []agent.Option
+	if base, err := agent.BaseURL(in.URL); err == nil && b.Credentials != nil {
+		opts = append(opts, agent.WithHeader(b.Credentials(base)))
+	}
+	a, err := agent.Load(ctx, in.URL, b.hc, opts...)
 	if err != nil {
 		return nil, AgentInfo{}, err
 	}
@@ -312,6 +321,8 @@ type CancelTaskIn struct {
 type CancelTaskOut struct {
 	TaskID string `json:"taskId"`
 	State  string `json:"state"`
+	// Note says which running tools were stopped, and which still run.
+	Note string `json:"note,omitempty"`
 }
 
 func (b *Bridge) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in CancelTaskIn) (*mcp.CallToolResult, CancelTaskOut, error) {
@@ -325,14 +336,15 @@ func (b *Bridge) cancelTask(ctx context.Context, _ *mcp.CallToolRequest, in Canc
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if ss := b.session(a, in.TaskID); ss != nil {
-		if _, err := ss.Cancel(ctx); err != nil {
+		_, note, err := ss.Cancel(ctx)
+		if err != nil {
 			return nil, CancelTaskOut{}, err
 		}
 		t, err := a.GetTask(ctx, in.TaskID)
 		if err != nil {
 			return nil, CancelTaskOut{}, err
 		}
-		return nil, CancelTaskOut{TaskID: in.TaskID, State: string(t.Status.State)}, nil
+		return nil, CancelTaskOut{TaskID: in.TaskID, State: string(t.Status.State), Note: note}, nil
 	}
 	t, err := a.Cancel(ctx, in.TaskID)
 	if err != nil {

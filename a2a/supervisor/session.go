@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // turn sends msg and streams the turn in the background. If the turn ends
@@ -63,7 +64,7 @@ func (ss *Session) turn(msg *a2a.Message, follow *a2a.Message) {
 func (ss *Session) stream(ctx context.Context, msg *a2a.Message) {
 	ended := false
 	var streamErr error
-	for u, err := range ss.ag.Stream(ctx, msg) {
+	for u, err := range ss.line.Send(ctx, msg) {
 		if err != nil {
 			streamErr = err
 			break
@@ -116,6 +117,11 @@ func (ss *Session) apply(u agent.Update) bool {
 			ss.add("note", u.Text)
 		}
 	}
+	if ss.status == Cancelled {
+		// Cancel has spoken: what the aborted turn still reports is
+		// recorded above but changes nothing.
+		return u.Final
+	}
 	switch u.State {
 	case a2a.TaskStateCanceled:
 		ss.status = Cancelled
@@ -155,7 +161,8 @@ func (ss *Session) track(tc *agent.ToolCall) {
 	case "awaiting_approval":
 		if idx < 0 {
 			ss.pending = append(ss.pending, tc)
-			d := decisionFor(tc)
+			ss.keepNewline(tc)
+			d := ss.decision(tc)
 			ss.add("decision", d.Type+": "+d.Description)
 			ss.sup.logf("session %s waits on %s", ss.id, d.Description)
 		}
@@ -168,9 +175,51 @@ func (ss *Session) track(tc *agent.ToolCall) {
 			line += ": " + firstLine(tc.Output)
 		}
 		ss.add("tool", line)
+		if fix, ok := ss.fixes[tc.CallID]; ok {
+			delete(ss.fixes, tc.CallID)
+			if tc.Status == "success" {
+				if wrote, err := edits.Restore(fix); err != nil {
+					ss.add("error", err.Error())
+				} else if wrote {
+					ss.add("note", "kept the final newline of "+fix.Path)
+				}
+			}
+		}
 	case "executing":
 		ss.add("tool", tc.Name+" executing")
 	}
+}
+
+// keepNewline records the corrected proposal of an edit that would drop
+// the file's final newline; ss.mu held.
+func (ss *Session) keepNewline(tc *agent.ToolCall) {
+	c := tc.Confirmation
+	if c == nil || c.Type != "edit" || c.FilePath == "" {
+		return
+	}
+	original := c.OriginalContent
+	if original == nil {
+		if b, err := os.ReadFile(c.FilePath); err == nil {
+			s := string(b)
+			original = &s
+		}
+	}
+	if fix, ok := edits.KeepFinalNewline(c.FilePath, original, c.NewContent); ok {
+		if ss.fixes == nil {
+			ss.fixes = map[string]edits.Fix{}
+		}
+		ss.fixes[tc.CallID] = fix
+	}
+}
+
+// decision describes a tool call awaiting approval, with the session's
+// correction of its proposal; ss.mu held.
+func (ss *Session) decision(tc *agent.ToolCall) *Decision {
+	d := decisionFor(tc)
+	if fix, ok := ss.fixes[tc.CallID]; ok {
+		d.Diff, d.Note = fix.Diff, fix.Note
+	}
+	return d
 }
 
 func firstLine(s string) string {
@@ -273,14 +322,14 @@ func (ss *Session) snapshotLocked() Snapshot {
 	s := Snapshot{SessionID: ss.id, TaskID: ss.taskID, ContextID: ss.contextID, Status: ss.status,
 		Progress: ss.progress, Error: ss.errText, State: ss.state, Text: strings.TrimSpace(ss.result)}
 	for _, tc := range ss.pending {
-		s.Pending = append(s.Pending, decisionFor(tc))
+		s.Pending = append(s.Pending, ss.decision(tc))
 	}
 	if s.Progress == nil {
 		s.Progress = []Progress{}
 	}
 	ss.progress = nil
 	if ss.status == Waiting && len(ss.pending) > 0 {
-		s.Decision = decisionFor(ss.pending[0])
+		s.Decision = ss.decision(ss.pending[0])
 	}
 	if ss.status == Complete {
 		s.Result = strings.TrimSpace(ss.result)
@@ -377,26 +426,35 @@ func (ss *Session) Respond(answer string) (string, error) {
 	}
 }
 
-// Cancel cancels the task on the agent and stops streaming it.
-func (ss *Session) Cancel(ctx context.Context) (Status, error) {
+// Cancel cancels the task on the agent and stops streaming it. A tool the
+// task runs is stopped when the agent's server still can (see agent.Line);
+// note says what was stopped and what still runs.
+func (ss *Session) Cancel(ctx context.Context) (status Status, note string, err error) {
 	ss.mu.Lock()
-	taskID, cancelRun := ss.taskID, ss.cancelRun
+	taskID, cancelRun, prev := ss.taskID, ss.cancelRun, ss.status
+	ss.status = Cancelled
+	ss.pending = nil
+	ss.notify()
 	ss.mu.Unlock()
-	var err error
-	if taskID != "" {
-		_, err = ss.ag.Cancel(ctx, taskID)
-	}
+	stop := ss.line.Cancel(ctx, taskID)
 	if cancelRun != nil {
 		cancelRun()
 	}
+	note = stop.Note()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.status != Failed || err == nil {
-		ss.status = Cancelled
-		ss.pending = nil
-		ss.notify()
+	for _, tc := range stop.Stopped {
+		ss.add("tool", tc.Name+" stopped by cancel")
 	}
-	return ss.status, err
+	if len(stop.StillRunning) > 0 {
+		ss.add("note", note)
+		ss.sup.logf("session %s: %s", ss.id, note)
+	}
+	if prev == Failed && stop.Err != nil {
+		ss.status = Failed
+	}
+	ss.notify()
+	return ss.status, note, stop.Err
 }
 
 // Confirm answers the tool call callID with a raw outcome of the agent

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // Status is a session's state as the supervisor sees it.
@@ -67,6 +68,9 @@ type Decision struct {
 	Args map[string]any `json:"args,omitempty"`
 	// URLs are the addresses a web fetch would reach.
 	URLs []string `json:"urls,omitempty"`
+	// Note says what the bridge changed in the agent's proposal (the file's
+	// final newline, which the server trims, is kept).
+	Note string `json:"note,omitempty"`
 }
 
 // Snapshot is what a status call returns.
@@ -111,6 +115,15 @@ func New(logf func(format string, args ...any)) *Supervisor {
 func (s *Supervisor) Close() {
 	s.stop()
 	s.wg.Wait()
+	s.mu.Lock()
+	sessions := make([]*Session, 0, len(s.byID))
+	for _, ss := range s.byID {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.line.Close()
+	}
 }
 
 // Session is one task on an agent.
@@ -118,6 +131,8 @@ type Session struct {
 	id  string
 	ag  *agent.Agent
 	sup *Supervisor
+	// line carries the task's messages and can stop what its turn runs.
+	line *agent.Line
 
 	mu        sync.Mutex
 	changed   chan struct{}
@@ -135,6 +150,9 @@ type Session struct {
 	gen       int
 	watchers  map[int]func(Progress)
 	nextWatch int
+	// fixes are the corrected proposals of edits waiting for approval or
+	// running, by call id (see package edits).
+	fixes map[string]edits.Fix
 }
 
 func newID() string {
@@ -146,7 +164,7 @@ func newID() string {
 // Start begins a task on ag with text as the first message and returns its
 // session. The turn runs in the background.
 func (s *Supervisor) Start(ag *agent.Agent, text string) *Session {
-	ss := &Session{id: newID(), ag: ag, sup: s, changed: make(chan struct{}), status: Running}
+	ss := &Session{id: newID(), ag: ag, sup: s, line: ag.NewLine(), changed: make(chan struct{}), status: Running}
 	s.mu.Lock()
 	s.byID[ss.id] = ss
 	s.mu.Unlock()
@@ -166,11 +184,15 @@ func (s *Supervisor) Get(id string) (*Session, error) {
 	return ss, nil
 }
 
-// Forget drops a finished session.
+// Forget drops a finished session (a turn it still runs is aborted).
 func (s *Supervisor) Forget(id string) {
 	s.mu.Lock()
+	ss := s.byID[id]
 	delete(s.byID, id)
 	s.mu.Unlock()
+	if ss != nil {
+		ss.line.Close()
+	}
 }
 
 // ID returns the session id.
@@ -197,7 +219,7 @@ func (ss *Session) add(kind, text string) {
 // Attach returns a session for a task that already exists on ag (started
 // elsewhere); it starts idle, as if its last turn had completed.
 func (s *Supervisor) Attach(ag *agent.Agent, taskID, contextID string) *Session {
-	ss := &Session{id: newID(), ag: ag, sup: s, changed: make(chan struct{}), status: Complete,
+	ss := &Session{id: newID(), ag: ag, sup: s, line: ag.NewLine(), changed: make(chan struct{}), status: Complete,
 		taskID: taskID, contextID: contextID}
 	s.mu.Lock()
 	s.byID[ss.id] = ss
@@ -207,7 +229,7 @@ func (s *Supervisor) Attach(ag *agent.Agent, taskID, contextID string) *Session 
 
 // StartIn is Start with a chosen context id (empty: the agent picks one).
 func (s *Supervisor) StartIn(ag *agent.Agent, contextID, text string) *Session {
-	ss := &Session{id: newID(), ag: ag, sup: s, changed: make(chan struct{}), status: Running}
+	ss := &Session{id: newID(), ag: ag, sup: s, line: ag.NewLine(), changed: make(chan struct{}), status: Running}
 	s.mu.Lock()
 	s.byID[ss.id] = ss
 	s.mu.Unlock()

@@ -52,6 +52,8 @@ func main() {
 func run() error {
 	var serverEnv envList
 	agentURL := flag.String("agent", "", "URL of a running Gemini CLI A2A server to supervise (default: start one for --dir)")
+	agentHeaderFile := flag.String("agent-header-file", "", "file of \"Name: value\" lines: HTTP headers sent with every request to --agent (e.g. \"Authorization: Bearer …\")")
+	agentTokenEnv := flag.String("agent-token-env", "", "name of an environment variable whose value is sent to --agent as \"Authorization: Bearer <value>\"")
 	serverCmd := flag.String("server-command", "", "command that starts Gemini CLI's A2A server (default: gemini-cli-a2a-server on PATH or under node_modules)")
 	dir := flag.String("dir", ".", "workspace folder for the A2A server started by the bridge")
 	noStart := flag.Bool("no-start", false, "never start an A2A server; the gemini_* tools need --agent")
@@ -74,6 +76,10 @@ func run() error {
 		logw = f
 	}
 	logger := log.New(logw, "gemini-a2a-mcp: ", log.LstdFlags)
+	agentHeader, err := userHeader(*agentURL, *agentHeaderFile, *agentTokenEnv)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -89,7 +95,7 @@ func run() error {
 	startDone := make(chan struct{})
 	switch {
 	case *agentURL != "":
-		gemini = attach(*agentURL, hc)
+		gemini = attach(*agentURL, hc, agentHeader)
 	case !*noStart:
 		var command []string
 		if *serverCmd != "" {
@@ -102,18 +108,19 @@ func run() error {
 		var startErr error
 		go func() {
 			defer close(ready)
-			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw})
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw, Setting: serverSetting})
 			if err != nil {
-				startErr = fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
+				startErr = launchError(err)
+				logger.Print(startErr)
 				return
 			}
 			srvMu.Lock()
 			srv = s
 			srvMu.Unlock()
-			logger.Printf("A2A server pid %d on %s (127.0.0.1 only, no authentication: any local user can reach it)", s.PID(), s.URL)
+			logger.Printf("A2A server pid %d on %s (127.0.0.1 only; it answers only requests that carry this launch's secret)", s.PID(), s.URL)
 			lctx, cancel := context.WithTimeout(startCtx, 30*time.Second)
 			defer cancel()
-			startedAgent, startErr = agent.Load(lctx, s.URL, hc)
+			startedAgent, startErr = agent.Load(lctx, s.URL, hc, agent.WithHeader(s.Header()))
 		}()
 		gemini = func(cctx context.Context) (*agent.Agent, error) {
 			select {
@@ -151,18 +158,81 @@ func run() error {
 
 	bridge := mcptools.New(hc, gemini, logger.Printf)
 	bridge.CallTimeout = *timeout
+	// load_agent: the started server and --agent get their credentials,
+	// a server another of the user's programs started gets its secret;
+	// nothing goes to any other agent.
+	bridge.Credentials = func(base string) http.Header {
+		srvMu.Lock()
+		s := srv
+		srvMu.Unlock()
+		switch {
+		case s != nil && base == s.URL:
+			return s.Header()
+		case agentHeader != nil && sameAgent(base, *agentURL):
+			return agentHeader
+		}
+		return launchedHeader(base, logger)
+	}
 	defer bridge.Close()
 	server := mcp.NewServer(&mcp.Implementation{Name: "gemini-a2a-mcp", Version: version}, nil)
 	bridge.Register(server)
-	err := server.Run(ctx, &mcp.StdioTransport{})
+	// A client may close its input right after its requests: they are
+	// answered first (each is bounded by --timeout).
+	err = server.Run(ctx, answeringTransport{Transport: &mcp.StdioTransport{}, wait: *timeout + 10*time.Second})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
 }
 
-// attach loads the agent at url on first use (and again after a failure).
-func attach(url string, hc *http.Client) mcptools.GeminiAgent {
+// serverSetting is how a user of the bridge gives the server command, for
+// the errors of launch.
+const serverSetting = "the bridge's --server-command (or run the server yourself and pass --agent URL)"
+
+// launchError words a failure to start the server for the supervising
+// agent's user: launch's own errors already say what was run and what to do.
+func launchError(err error) error {
+	var exit *launch.ExitError
+	var missing *launch.NotFoundError
+	if errors.As(err, &exit) || errors.As(err, &missing) {
+		return err
+	}
+	return fmt.Errorf("starting the Gemini CLI A2A server: %w", err)
+}
+
+// userHeader reads the headers the user gives for --agent: from a file, or
+// a bearer token from an environment variable, never from the command line.
+func userHeader(agentURL, file, tokenEnv string) (http.Header, error) {
+	if (file != "" || tokenEnv != "") && agentURL == "" {
+		return nil, errors.New("--agent-header-file and --agent-token-env go with --agent (a server the bridge starts needs neither)")
+	}
+	h, err := agent.UserCredentials(file, tokenEnv)
+	if err != nil {
+		return nil, fmt.Errorf("--agent credentials: %w", err)
+	}
+	return h, nil
+}
+
+// launchedHeader is the secret of a server that one of the user's programs
+// (a2a/launch) started at base, if any.
+func launchedHeader(base string, logger *log.Logger) http.Header {
+	h, err := launch.HeaderFor(base)
+	if err != nil && !errors.Is(err, launch.ErrNoSecret) {
+		logger.Print(err)
+	}
+	return h
+}
+
+func sameAgent(a, b string) bool {
+	x, errX := agent.BaseURL(a)
+	y, errY := agent.BaseURL(b)
+	return errX == nil && errY == nil && x == y
+}
+
+// attach loads the agent at url on first use (and again after a failure),
+// with header (the user's for --agent), or else the secret of a server one
+// of the user's programs started there.
+func attach(url string, hc *http.Client, header http.Header) mcptools.GeminiAgent {
 	var mu sync.Mutex
 	var a *agent.Agent
 	return func(ctx context.Context) (*agent.Agent, error) {
@@ -173,7 +243,16 @@ func attach(url string, hc *http.Client) mcptools.GeminiAgent {
 		}
 		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		got, err := agent.Load(lctx, url, hc)
+		h := header
+		if h == nil {
+			if base, err := agent.BaseURL(url); err == nil {
+				h, _ = launch.HeaderFor(base)
+			}
+		}
+		got, err := agent.Load(lctx, url, hc, agent.WithHeader(h))
+		if errors.Is(err, agent.ErrUnauthorized) {
+			return nil, fmt.Errorf("%w; give them with --agent-header-file FILE or --agent-token-env VAR", err)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 // tool forwards a tool-call update; a call that waits for approval becomes
@@ -27,16 +30,36 @@ func (p *Panel) tool(tc *agent.ToolCall) {
 	if !awaiting && pd != nil {
 		delete(p.pending, tc.CallID)
 	}
+	fix, fixed := p.fixes[tc.CallID]
+	if fixed && (tc.Status == "success" || tc.Status == "error" || tc.Status == "cancelled") {
+		delete(p.fixes, tc.CallID)
+	}
 	p.mu.Unlock()
 
+	if fixed && tc.Status == "success" {
+		if wrote, err := edits.Restore(fix); err != nil {
+			p.emitError("%v", err)
+		} else if wrote {
+			p.opts.Logf("agent panel: kept the final newline of %s", fix.Path)
+		}
+	}
 	var original *string
 	if awaiting && tc.Confirmation.Type == "edit" && filepath.IsAbs(tc.Confirmation.FilePath) {
 		if b, err := os.ReadFile(tc.Confirmation.FilePath); err == nil {
 			s := string(b)
 			original = &s
 		}
+		if f, ok := edits.KeepFinalNewline(tc.Confirmation.FilePath, original, tc.Confirmation.NewContent); ok {
+			p.mu.Lock()
+			pd.fix = &f
+			p.mu.Unlock()
+		}
 	}
 	ev := toolCall(tc, original)
+	if pd != nil && pd.fix != nil && ev.ConfirmationRequest != nil && ev.ConfirmationRequest.FileEditDetails != nil {
+		d := ev.ConfirmationRequest.FileEditDetails
+		d.NewContent, d.FormattedDiff, d.Note = pd.fix.Content, pd.fix.Diff, pd.fix.Note
+	}
 	if awaiting && tc.Confirmation.Type == "edit" {
 		ev.DiffID = p.showDiff(pd, original)
 		ev.DiffShown = ev.DiffID != 0
@@ -45,6 +68,15 @@ func (p *Panel) tool(tc *agent.ToolCall) {
 		p.closeDiff(tc.Confirmation, pd)
 	}
 	p.emit(Event{Type: "tool", Tool: ev})
+}
+
+// proposal is the text the user is shown for an edit: the server's, or the
+// corrected one.
+func (pd *pending) proposal() string {
+	if pd.fix != nil {
+		return pd.fix.Content
+	}
+	return pd.call.Confirmation.NewContent
 }
 
 // showDiff opens the edit as the editor's diff view and returns its diffId,
@@ -61,12 +93,16 @@ func (p *Panel) showDiff(pd *pending, original *string) uint64 {
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(p.base, openTimeout)
 	defer cancel()
-	req := map[string]any{
-		"filePath": c.FilePath, "newContent": c.NewContent, "originalContent": original,
-		"unifiedDiff": c.FileDiff, "title": filepath.Base(c.FilePath) + " (Gemini agent's edit)",
-		"diffId": id, "owner": "agent",
+	req := protocol.DiffOpenParams{
+		FilePath: c.FilePath, NewContent: c.NewContent, OriginalContent: original,
+		UnifiedDiff: c.FileDiff, Title: filepath.Base(c.FilePath) + " (Gemini agent's edit)",
+		DiffID: id, Owner: "agent",
 	}
-	if err := p.opts.Conn.Call(ctx, "diff/open", req, nil); err != nil {
+	if pd.fix != nil {
+		req.NewContent, req.UnifiedDiff, req.Notice = pd.fix.Content, pd.fix.Diff, pd.fix.Note
+		req.Title = filepath.Base(c.FilePath) + " (Gemini agent's edit, final newline kept)"
+	}
+	if _, err := p.plugin.DiffOpen(ctx, req); err != nil {
 		p.opts.Logf("agent panel: diff/open for %s: %v", c.FilePath, err)
 		p.mu.Lock()
 		pd.diffID = 0
@@ -92,7 +128,7 @@ func (p *Panel) closeDiff(c *agent.Confirmation, pd *pending) {
 		defer p.wg.Done()
 		ctx, cancel := context.WithTimeout(p.base, openTimeout)
 		defer cancel()
-		if err := p.opts.Conn.Call(ctx, "diff/close", map[string]string{"filePath": path}, nil); err != nil {
+		if _, err := p.plugin.DiffClose(ctx, protocol.DiffCloseParams{FilePath: path}); err != nil {
 			p.opts.Logf("agent panel: diff/close for %s: %v", path, err)
 		}
 	}()
@@ -124,28 +160,46 @@ func (p *Panel) Decide(path string, diffID uint64, accepted bool, content string
 	}
 	pd.decided = true
 	p.mu.Unlock()
-	c := pd.call.Confirmation
 	switch {
 	case !accepted:
 		p.answer(pd.call.CallID, OutcomeCancel)
 	case pd.orphaned:
-		p.approveOrphan(pd.call, content)
-	case content == c.NewContent:
-		p.answer(pd.call.CallID, OutcomeOnce)
+		p.approveOrphan(pd, content)
+	default:
+		p.approve(pd, OutcomeOnce, content)
+	}
+	return true
+}
+
+// approve approves an edit with the text the user accepted: the proposal
+// shown (the final newline the server drops is put back once it wrote the
+// file), the server's own text, or the user's version (written by the
+// sidecar, the agent's edit declined).
+func (p *Panel) approve(pd *pending, outcome, content string) {
+	switch {
+	case content == pd.proposal():
+		if pd.fix != nil {
+			p.mu.Lock()
+			p.fixes[pd.call.CallID] = *pd.fix
+			p.mu.Unlock()
+		}
+		p.answer(pd.call.CallID, outcome)
+	case content == pd.call.Confirmation.NewContent:
+		p.answer(pd.call.CallID, outcome)
 	default:
 		p.writeOwn(pd.call, content)
 	}
-	return true
 }
 
 // approveOrphan approves a call asked before the sidecar restarted. An
 // edit is written by the panel (content: the agent's text or the user's
 // version) and the agent told; any other call is declined and the agent
 // asked to make it again, so that it is asked on a live connection.
-func (p *Panel) approveOrphan(tc *agent.ToolCall, content string) {
+func (p *Panel) approveOrphan(pd *pending, content string) {
+	tc := pd.call
 	c := tc.Confirmation
 	if c.Type == "edit" {
-		if content == c.NewContent {
+		if content == pd.proposal() || content == c.NewContent {
 			if err := writeFile(c.FilePath, content); err != nil {
 				p.emitError("writing %s: %v; the agent's edit was declined", c.FilePath, err)
 				p.answer(tc.CallID, OutcomeCancel)
@@ -207,7 +261,7 @@ func (p *Panel) answer(callID, outcome string) {
 }
 
 func (p *Panel) confirm(callID, outcome string, content *string) error {
-	if !validOutcomes[outcome] {
+	if !rfc.IsOutcome(outcome) {
 		return invalid("outcome: %q is not one of proceed_once, proceed_always, proceed_always_tool, proceed_always_server, cancel", outcome)
 	}
 	p.mu.Lock()
@@ -229,15 +283,19 @@ func (p *Panel) confirm(callID, outcome string, content *string) error {
 		p.mu.Unlock()
 	}
 	if pd.orphaned && outcome != OutcomeCancel {
-		text := pd.call.Confirmation.NewContent
+		text := pd.proposal()
 		if content != nil {
 			text = *content
 		}
-		p.approveOrphan(pd.call, text)
+		p.approveOrphan(pd, text)
 		return nil
 	}
-	if content != nil && pd.call.Confirmation.Type == "edit" && outcome != OutcomeCancel && *content != pd.call.Confirmation.NewContent {
-		p.writeOwn(pd.call, *content)
+	if pd.call.Confirmation.Type == "edit" && outcome != OutcomeCancel {
+		text := pd.proposal()
+		if content != nil {
+			text = *content
+		}
+		p.approve(pd, outcome, text)
 		return nil
 	}
 	p.answer(callID, outcome)

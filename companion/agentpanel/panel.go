@@ -12,7 +12,6 @@ package agentpanel
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,21 +21,19 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 )
 
-// Conn is the editor link as the panel uses it (link.Conn implements it).
-type Conn interface {
-	Notify(method string, params any) error
-	Call(ctx context.Context, method string, params, result any) error
-}
-
 // Options wire a Panel to its editor link and the sidecar's state.
 type Options struct {
-	// Conn carries agent/event notifications and diff/open requests.
-	Conn Conn
+	// Conn carries agent/event notifications and diff/open requests to
+	// the plugin (link.Conn is one).
+	Conn rpc.Caller
 	// Context returns the editor's context now (open files, cursor,
 	// selection), sent with each prompt.
 	Context func() idectx.IdeContext
@@ -64,6 +61,9 @@ type pending struct {
 	call    *agent.ToolCall
 	diffID  uint64 // the diff view showing it, or 0
 	decided bool
+	// fix is the proposal shown instead of the server's, when the server's
+	// dropped the file's final newline.
+	fix *edits.Fix
 	// orphaned: the call was asked on a connection of an earlier sidecar.
 	// The server ties a turn to the HTTP connection that started it, so an
 	// approval sent now cancels the call instead of running it; the panel
@@ -73,14 +73,18 @@ type pending struct {
 
 // Panel is the agent panel of one editor link.
 type Panel struct {
-	opts Options
-	hc   *http.Client
-	base context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	opts   Options
+	plugin rpc.Plugin // calls on opts.Conn
+	hc     *http.Client
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 
-	mu        sync.Mutex
-	ag        *agent.Agent
+	mu sync.Mutex
+	ag *agent.Agent
+	// line carries the conversation's messages to ag and can stop what its
+	// turn runs.
+	line      *agent.Line
 	srv       *launch.Server
 	adopted   int // pid of a server started by an earlier sidecar, ours to stop
 	starting  bool
@@ -92,10 +96,16 @@ type Panel struct {
 	// is closing, and a new prompt is queued behind it, not refused.
 	ended     bool
 	cancelRun context.CancelFunc
+	// canceling: agent/cancel is stopping the turn; the aborted turn's own
+	// end is not reported as the turn ending.
+	canceling bool
 	pending   map[string]*pending
 	lastTool  map[string]string // callId -> last status sent
-	nextDiff  uint64
-	closed    bool
+	// fixes are approved edits whose file gets its final newline back once
+	// the server has written its trimmed text.
+	fixes    map[string]edits.Fix
+	nextDiff uint64
+	closed   bool
 }
 
 // New returns a Panel; Close releases it.
@@ -116,8 +126,8 @@ func New(opts Options) *Panel {
 		opts.StartTimeout = 90 * time.Second
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Panel{opts: opts, hc: agent.NewHTTPClient(), base: base, stop: stop,
-		pending: map[string]*pending{}, lastTool: map[string]string{}, nextDiff: diffBase}
+	return &Panel{opts: opts, plugin: rpc.Plugin{Caller: opts.Conn}, hc: agent.NewHTTPClient(), base: base, stop: stop,
+		pending: map[string]*pending{}, lastTool: map[string]string{}, fixes: map[string]edits.Fix{}, nextDiff: diffBase}
 }
 
 // Close stops every turn and the server this sidecar started (or adopted),
@@ -129,11 +139,14 @@ func (p *Panel) Close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	srv, adopted, ag := p.srv, p.adopted, p.ag
-	p.srv, p.adopted, p.ag = nil, 0, nil
+	srv, adopted, ag, line := p.srv, p.adopted, p.ag, p.line
+	p.srv, p.adopted, p.ag, p.line = nil, 0, nil, nil
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}
@@ -147,7 +160,7 @@ func (p *Panel) Close() error {
 }
 
 func (p *Panel) emit(ev Event) {
-	if err := p.opts.Conn.Notify("agent/event", ev); err != nil {
+	if err := p.plugin.AgentEvent(ev); err != nil {
 		p.opts.Logf("agent/event not sent: %v", err)
 	}
 }
@@ -166,102 +179,10 @@ func refused(format string, args ...any) error {
 	return link.Errorf(link.CodeInvalidRequest, format, args...)
 }
 
-func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return invalid("params: %v", err)
-	}
-	return nil
-}
-
-// Handle serves one agent/* request of the editor link. It never waits on
-// the agent: what takes time (starting the server, a turn, a command) runs
-// in the background and reports through agent/event.
-func (p *Panel) Handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "agent/start":
-		var a startParams
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return p.start(a)
-	case "agent/prompt":
-		var a struct {
-			Text    string `json:"text"`
-			Context *bool  `json:"context"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return p.prompt(a.Text, a.Context == nil || *a.Context)
-	case "agent/confirm":
-		var a struct {
-			CallID  string  `json:"callId"`
-			Outcome string  `json:"outcome"`
-			Content *string `json:"content"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.confirm(a.CallID, a.Outcome, a.Content)
-	case "agent/cancel":
-		return map[string]any{}, p.cancel()
-	case "agent/listCommands":
-		return p.listCommands(ctx)
-	case "agent/runCommand":
-		var a struct {
-			Command string `json:"command"`
-			Args    string `json:"args"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.runCommand(a.Command, a.Args)
-	case "agent/resubscribe":
-		var a struct {
-			TaskID    string `json:"taskId"`
-			ContextID string `json:"contextId"`
-		}
-		if err := decode(params, &a); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, p.resubscribe(a.TaskID, a.ContextID)
-	case "agent/status":
-		return p.status(), nil
-	case "agent/stop":
-		p.detach()
-		return map[string]any{}, nil
-	}
-	return nil, link.Errorf(link.CodeMethodNotFound, "unknown method %q", method)
-}
-
-// HandleRequest implements link.Handler (Handle), so a Panel can be
-// registered for the "agent/" namespace of a link.Mux.
-func (p *Panel) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	return p.Handle(ctx, method, params)
-}
-
-// HandleNotification implements link.Handler: the panel takes no
-// notifications (diff decisions reach it through Decide).
-func (p *Panel) HandleNotification(context.Context, string, json.RawMessage) {}
-
-// Status is the answer to agent/status.
-type Status struct {
-	Attached  bool     `json:"attached"`
-	Starting  bool     `json:"starting"`
-	URL       string   `json:"url,omitempty"`
-	TaskID    string   `json:"taskId,omitempty"`
-	ContextID string   `json:"contextId,omitempty"`
-	Running   bool     `json:"running"`
-	Pending   []string `json:"pending"`
-}
-
-func (p *Panel) status() Status {
+func (p *Panel) status() protocol.AgentStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Attached: p.ag != nil, Starting: p.starting, TaskID: p.taskID, ContextID: p.contextID, Running: p.running, Pending: []string{}}
+	st := protocol.AgentStatus{Attached: p.ag != nil, Starting: p.starting, TaskID: p.taskID, ContextID: p.contextID, Running: p.running, Pending: []string{}}
 	if p.ag != nil {
 		st.URL = p.ag.URL
 	}

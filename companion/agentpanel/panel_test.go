@@ -11,7 +11,9 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 )
 
@@ -31,7 +33,7 @@ func (c *recConn) Notify(method string, params any) error {
 	return nil
 }
 
-func (c *recConn) Call(_ context.Context, method string, _, _ any) error {
+func (c *recConn) CallThen(_ context.Context, method string, _, _ any, _ func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, method)
@@ -51,6 +53,8 @@ func TestHandleRefusesBadRequests(t *testing.T) {
 	p := New(Options{Conn: &recConn{}})
 	defer p.Close()
 	ctx := context.Background()
+	m := link.NewMux()
+	p.Register(m)
 	for _, tc := range []struct {
 		method, params string
 		code           int
@@ -58,7 +62,7 @@ func TestHandleRefusesBadRequests(t *testing.T) {
 	}{
 		{"agent/prompt", `{"text":"hi"}`, link.CodeInvalidRequest, "agent/start first"},
 		{"agent/prompt", `{"text":"  "}`, link.CodeInvalidParams, "text is required"},
-		{"agent/prompt", `{"text":5}`, link.CodeInvalidParams, "params"},
+		{"agent/prompt", `{"text":5}`, link.CodeInvalidParams, "text: expected string"},
 		{"agent/confirm", `{"callId":"x","outcome":"yes"}`, link.CodeInvalidParams, "outcome"},
 		{"agent/confirm", `{"callId":"x","outcome":"cancel"}`, link.CodeInvalidRequest, "waits for an answer"},
 		{"agent/cancel", ``, link.CodeInvalidRequest, "agent/start first"},
@@ -69,13 +73,13 @@ func TestHandleRefusesBadRequests(t *testing.T) {
 		{"agent/resubscribe", `{}`, link.CodeInvalidRequest, "agent/start first"},
 		{"agent/nope", `{}`, link.CodeMethodNotFound, "unknown method"},
 	} {
-		_, err := p.Handle(ctx, tc.method, json.RawMessage(tc.params))
+		_, err := m.HandleRequest(ctx, tc.method, json.RawMessage(tc.params))
 		if code(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s: %v; want code %d mentioning %q", tc.method, tc.params, err, tc.code, tc.want)
 		}
 	}
-	st, err := p.Handle(ctx, "agent/status", nil)
-	if err != nil || st.(Status).Attached {
+	st, err := m.HandleRequest(ctx, "agent/status", nil)
+	if err != nil || st.(protocol.AgentStatus).Attached {
 		t.Fatalf("status = %+v, %v", st, err)
 	}
 }
@@ -214,4 +218,4 @@ func TestContextText(t *testing.T) {
 	}
 }
 
-var _ link.Handler = (*Panel)(nil)
+var _ editorlink.ExtensionHandler = (*Panel)(nil)

@@ -6,6 +6,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 )
 
 // resubscribe follows the task again after the editor reconnected: the
@@ -45,11 +46,11 @@ func (p *Panel) resubscribe(taskID, contextID string) error {
 			}
 			if t, ok := ev.(*a2a.Task); ok && first {
 				first = false
-				p.replay(t)
+				p.replay(ctx, t)
 				continue
 			}
 			u := agent.Parse(ev)
-			p.apply(u)
+			p.apply(ctx, u)
 			if u.Final {
 				return
 			}
@@ -59,11 +60,12 @@ func (p *Panel) resubscribe(taskID, contextID string) error {
 }
 
 // replay resets the panel to the task as the agent keeps it.
-func (p *Panel) replay(t *a2a.Task) {
+func (p *Panel) replay(ctx context.Context, t *a2a.Task) {
 	p.mu.Lock()
 	p.taskID, p.contextID = string(t.ID), t.ContextID
 	p.pending = map[string]*pending{}
 	p.lastTool = map[string]string{}
+	p.fixes = map[string]edits.Fix{}
 	p.mu.Unlock()
 	p.emit(Event{Type: "reset", TaskID: string(t.ID), ContextID: t.ContextID})
 	events, last := historyEvents(t)
@@ -89,6 +91,6 @@ func (p *Panel) replay(t *a2a.Task) {
 		}
 	}
 	if state != a2a.TaskStateWorking && state != a2a.TaskStateSubmitted {
-		p.turnEnded(state, "")
+		p.turnEnded(ctx, state, "")
 	}
 }

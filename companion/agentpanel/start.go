@@ -4,37 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
-type startParams struct {
-	// URL attaches to a running A2A server instead of starting one.
-	URL string `json:"url"`
-	// PID, with URL, is the server an earlier sidecar started: this one
-	// adopts it (stops it on exit) if it still is a Gemini A2A server.
-	PID int `json:"pid"`
-	// Command overrides the server command (default: launch.Find).
-	Command []string `json:"command"`
-	// Dir is the workspace (default: the first workspace folder).
-	Dir string `json:"dir"`
-	// TaskID and ContextID resume a conversation (tasks/resubscribe).
-	TaskID    string `json:"taskId"`
-	ContextID string `json:"contextId"`
-}
+// defaultCommandOption names the server command for a plugin that did not
+// say how its users set it.
+const defaultCommandOption = "the agent's server command in your editor plugin's settings (the command of agent/start)"
 
-func (p *Panel) start(a startParams) (any, error) {
+func (p *Panel) start(a protocol.AgentStartParams) (protocol.AgentStartResult, error) {
 	if a.URL != "" {
 		if _, err := agent.BaseURL(a.URL); err != nil {
-			return nil, invalid("url: %v", err)
+			return protocol.AgentStartResult{}, invalid("url: %v", err)
 		}
 	}
 	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
-		return nil, invalid("dir: %q is not an absolute path", a.Dir)
+		return protocol.AgentStartResult{}, invalid("dir: %q is not an absolute path", a.Dir)
 	}
 	dir := a.Dir
 	if dir == "" {
@@ -43,16 +35,16 @@ func (p *Panel) start(a startParams) (any, error) {
 		}
 	}
 	if a.URL == "" && dir == "" {
-		return nil, invalid("no workspace folder: open a folder, or pass dir or url")
+		return protocol.AgentStartResult{}, invalid("no workspace folder: open a folder, or pass dir or url")
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, refused("the sidecar is shutting down")
+		return protocol.AgentStartResult{}, refused("the sidecar is shutting down")
 	}
 	if p.starting {
 		p.mu.Unlock()
-		return map[string]any{"status": "starting"}, nil
+		return protocol.AgentStartResult{Status: "starting"}, nil
 	}
 	if p.ag != nil {
 		url := p.ag.URL
@@ -60,9 +52,9 @@ func (p *Panel) start(a startParams) (any, error) {
 		if a.URL == "" || sameURL(a.URL, url) {
 			p.emitReady()
 			if a.TaskID != "" {
-				return map[string]any{"status": "attached"}, p.resubscribe(a.TaskID, a.ContextID)
+				return protocol.AgentStartResult{Status: "attached"}, p.resubscribe(a.TaskID, a.ContextID)
 			}
-			return map[string]any{"status": "attached"}, nil
+			return protocol.AgentStartResult{Status: "attached"}, nil
 		}
 		p.detach()
 		p.mu.Lock()
@@ -87,7 +79,7 @@ func (p *Panel) start(a startParams) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"status": "starting"}, nil
+	return protocol.AgentStartResult{Status: "starting"}, nil
 }
 
 // urlPort is the port of an http(s) URL (0 if none can be told).
@@ -117,20 +109,40 @@ func sameURL(a, b string) bool {
 }
 
 // connect attaches to a.URL, or starts the server for dir.
-func (p *Panel) connect(a startParams, dir string) error {
+func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 	ctx, cancel := context.WithTimeout(p.base, p.opts.StartTimeout)
 	defer cancel()
 	target := a.URL
 	var srv *launch.Server
 	if target == "" {
 		var err error
-		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout})
+		setting := strings.TrimSpace(a.CommandOption)
+		if setting == "" {
+			setting = defaultCommandOption
+		}
+		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting})
 		if err != nil {
+			var exit *launch.ExitError
+			var missing *launch.NotFoundError
+			if errors.As(err, &exit) || errors.As(err, &missing) {
+				return err // says what was run and what to do
+			}
 			return fmt.Errorf("starting Gemini CLI's A2A server: %w", err)
 		}
 		target = srv.URL
 	}
-	ag, err := agent.Load(ctx, target, p.hc)
+	// The server this sidecar started wants its launch's secret; one an
+	// earlier sidecar started (adopted) has its secret in the user's
+	// private folder; any other is attached as it is.
+	var header http.Header
+	if srv != nil {
+		header = srv.Header()
+	} else if h, err := launch.HeaderFor(target); err == nil {
+		header = h
+	} else if !errors.Is(err, launch.ErrNoSecret) {
+		p.opts.Logf("%v", err)
+	}
+	ag, err := agent.Load(ctx, target, p.hc, agent.WithHeader(header))
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
@@ -150,7 +162,7 @@ func (p *Panel) connect(a startParams, dir string) error {
 		}
 		return errors.New("the sidecar is shutting down")
 	}
-	p.ag, p.srv, p.adopted = ag, srv, adopted
+	p.ag, p.line, p.srv, p.adopted = ag, ag.NewLine(), srv, adopted
 	if srv != nil {
 		p.wg.Add(1)
 		go p.watch(srv)
@@ -170,14 +182,18 @@ func (p *Panel) watch(srv *launch.Server) {
 	p.mu.Lock()
 	ours := p.srv == srv
 	var ag *agent.Agent
+	var line *agent.Line
 	if ours {
-		ag = p.ag
-		p.ag, p.srv, p.taskID = nil, nil, ""
+		ag, line = p.ag, p.line
+		p.ag, p.line, p.srv, p.taskID = nil, nil, nil, ""
 		p.pending = map[string]*pending{}
 	}
 	p.mu.Unlock()
 	if !ours {
 		return // stopped by the panel itself
+	}
+	if line != nil {
+		line.Close()
 	}
 	if ag != nil {
 		_ = ag.Close()
@@ -207,8 +223,8 @@ func (p *Panel) emitReady() {
 // detach forgets the agent, stopping a server this sidecar owns.
 func (p *Panel) detach() {
 	p.mu.Lock()
-	ag, srv, adopted, cancelRun := p.ag, p.srv, p.adopted, p.cancelRun
-	p.ag, p.srv, p.adopted = nil, nil, 0
+	ag, line, srv, adopted, cancelRun := p.ag, p.line, p.srv, p.adopted, p.cancelRun
+	p.ag, p.line, p.srv, p.adopted = nil, nil, nil, 0
 	p.taskID, p.contextID = "", ""
 	p.queue = nil
 	p.mu.Unlock()
@@ -216,6 +232,9 @@ func (p *Panel) detach() {
 		cancelRun()
 	}
 	p.dropPending()
+	if line != nil {
+		line.Close()
+	}
 	if ag != nil {
 		_ = ag.Close()
 	}

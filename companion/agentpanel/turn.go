@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
 )
 
 func (p *Panel) agentOrErr() (*agent.Agent, error) {
@@ -22,18 +23,18 @@ func (p *Panel) agentOrErr() (*agent.Agent, error) {
 	return p.ag, nil
 }
 
-func (p *Panel) prompt(text string, withContext bool) (any, error) {
+func (p *Panel) prompt(text string, withContext bool) error {
 	if strings.TrimSpace(text) == "" {
-		return nil, invalid("text is required")
+		return invalid("text is required")
 	}
 	if _, err := p.agentOrErr(); err != nil {
-		return nil, err
+		return err
 	}
 	p.mu.Lock()
 	busy := (p.running && !p.ended) || len(p.pending) > 0
 	p.mu.Unlock()
 	if busy {
-		return nil, refused("the agent is busy: answer its pending request or cancel the turn first")
+		return refused("the agent is busy: answer its pending request or cancel the turn first")
 	}
 	parts := a2a.ContentParts{a2a.TextPart{Text: text}}
 	if withContext {
@@ -45,7 +46,7 @@ func (p *Panel) prompt(text string, withContext bool) (any, error) {
 	}
 	p.emit(Event{Type: "user", Text: text})
 	p.enqueue(a2a.NewMessage(a2a.MessageRoleUser, parts...))
-	return map[string]any{}, nil
+	return nil
 }
 
 // enqueue sends msgs as the next turns, one after the other, each streamed
@@ -84,16 +85,16 @@ func (p *Panel) run(ctx context.Context, cancel context.CancelFunc) {
 		if msg.ContextID == "" {
 			msg.ContextID = p.contextID
 		}
-		ag := p.ag
+		line := p.line
 		p.mu.Unlock()
-		p.stream(ctx, ag, msg)
+		p.stream(ctx, line, msg)
 	}
 }
 
 // stream runs one turn and forwards its events.
-func (p *Panel) stream(ctx context.Context, ag *agent.Agent, msg *a2a.Message) {
+func (p *Panel) stream(ctx context.Context, line *agent.Line, msg *a2a.Message) {
 	p.emit(Event{Type: "state", State: "working", TaskID: string(msg.TaskID), ContextID: msg.ContextID})
-	for u, err := range ag.Stream(ctx, msg) {
+	for u, err := range line.Send(ctx, msg) {
 		if err != nil {
 			if ctx.Err() == nil {
 				p.emitError("lost the agent mid-turn: %v", err)
@@ -101,7 +102,7 @@ func (p *Panel) stream(ctx context.Context, ag *agent.Agent, msg *a2a.Message) {
 			}
 			return
 		}
-		p.apply(u)
+		p.apply(ctx, u)
 		if u.Final {
 			return
 		}
@@ -112,9 +113,15 @@ func (p *Panel) stream(ctx context.Context, ag *agent.Agent, msg *a2a.Message) {
 	}
 }
 
-// apply forwards one event of the agent and keeps the panel's state.
-func (p *Panel) apply(u agent.Update) {
+// apply forwards one event of the agent and keeps the panel's state. An
+// event read before ctx ended (agent/cancel ends it) but applied after is
+// dropped: it would bring back the task that cancel has just let go.
+func (p *Panel) apply(ctx context.Context, u agent.Update) {
 	p.mu.Lock()
+	if ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
 	if u.TaskID != "" {
 		p.taskID = u.TaskID
 	}
@@ -129,20 +136,24 @@ func (p *Panel) apply(u agent.Update) {
 	case u.Tool != nil:
 		p.tool(u.Tool)
 	case u.Kind == agent.KindThought:
-		subject, desc, _ := strings.Cut(u.Text, ": ")
-		p.emit(Event{Type: "thought", Thought: &Thought{Subject: subject, Description: desc}})
+		th := rfc.ThoughtOf(u)
+		p.emit(Event{Type: "thought", Thought: &th})
 	case u.Kind == agent.KindText && u.Text != "":
 		p.emit(Event{Type: "text", Text: u.Text})
 	case u.Kind == agent.KindStateChange && u.Text != "" && !u.Final:
 		p.emit(Event{Type: "notice", Text: u.Text})
 	}
 	if u.Final {
-		p.turnEnded(u.State, u.Text)
+		p.turnEnded(ctx, u.State, u.Text)
 	}
 }
 
-func (p *Panel) turnEnded(state a2a.TaskState, text string) {
+func (p *Panel) turnEnded(ctx context.Context, state a2a.TaskState, text string) {
 	p.mu.Lock()
+	if p.canceling || ctx.Err() != nil {
+		p.mu.Unlock()
+		return // agent/cancel reports how the turn ended
+	}
 	waiting := len(p.pending) > 0
 	taskID, contextID := p.taskID, p.contextID
 	if state == a2a.TaskStateCanceled || state == a2a.TaskStateFailed {
@@ -163,25 +174,29 @@ func (p *Panel) turnEnded(state a2a.TaskState, text string) {
 	p.emit(ev)
 }
 
+// cancel stops the turn: what it runs is stopped when the server still can
+// (see agent.Line), the task is cancelled, and a canceled state event says
+// what was stopped and what still runs.
 func (p *Panel) cancel() error {
-	ag, err := p.agentOrErr()
-	if err != nil {
+	if _, err := p.agentOrErr(); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	taskID, cancelRun := p.taskID, p.cancelRun
-	p.queue = nil
-	p.mu.Unlock()
-	if taskID == "" {
+	taskID, cancelRun, line := p.taskID, p.cancelRun, p.line
+	if taskID == "" || line == nil {
+		p.mu.Unlock()
 		return refused("nothing to cancel")
 	}
+	p.queue = nil
+	p.canceling = true
+	p.mu.Unlock()
 	p.dropPending()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		ctx, cancel := context.WithTimeout(p.base, 15*time.Second)
 		defer cancel()
-		_, err := ag.Cancel(ctx, taskID)
+		stop := line.Cancel(ctx, taskID)
 		if cancelRun != nil {
 			cancelRun()
 		}
@@ -189,11 +204,20 @@ func (p *Panel) cancel() error {
 		if p.taskID == taskID {
 			p.taskID = ""
 		}
-		p.mu.Unlock()
-		if err != nil {
-			p.emitError("cancel: %v", err)
+		p.canceling = false
+		for _, tc := range stop.Stopped {
+			p.lastTool[tc.CallID] = "cancelled"
 		}
-		p.emit(Event{Type: "state", State: "canceled", TaskState: string(a2a.TaskStateCanceled), TaskID: taskID})
+		p.mu.Unlock()
+		if stop.Err != nil {
+			p.emitError("cancel: %v", stop.Err)
+		}
+		for _, tc := range stop.Stopped {
+			stopped := *tc
+			stopped.Status, stopped.Output = "cancelled", "Stopped by cancel."
+			p.emit(Event{Type: "tool", Tool: toolCall(&stopped, nil)})
+		}
+		p.emit(Event{Type: "state", State: "canceled", TaskState: string(a2a.TaskStateCanceled), TaskID: taskID, Text: stop.Note()})
 	}()
 	return nil
 }

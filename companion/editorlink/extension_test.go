@@ -22,7 +22,7 @@ import (
 // decisions on its own proposals (diffId from 2^40) and notes its Close.
 type agentStub struct {
 	peer    Peer
-	server  *companion.Server
+	server  *companion.Companion
 	mu      sync.Mutex
 	decided []string
 	closed  int
@@ -64,6 +64,10 @@ func (a *agentStub) HandleRequest(_ context.Context, method string, _ json.RawMe
 
 func (a *agentStub) HandleNotification(context.Context, string, json.RawMessage) {}
 
+// Register implements ExtensionHandler: the stub takes the agent/
+// namespace.
+func (a *agentStub) Register(m *link.Mux) { m.Register("agent/", a) }
+
 // TestExtensionsAddANamespace registers an agent/ extension: it turns on
 // capabilities.agent, its requests are refused before initialize like any
 // other, and afterwards they reach it; it can notify the plugin, sees the
@@ -77,7 +81,7 @@ func TestExtensionsAddANamespace(t *testing.T) {
 	go func() {
 		served <- Serve(context.Background(), inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: t.TempDir(), Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "agent/", Capability: "agent", New: func(peer Peer, s *companion.Server) link.Handler {
+			Extensions: []Extension{{Capability: "agent", New: func(peer Peer, s *companion.Companion) ExtensionHandler {
 				stub.peer, stub.server = peer, s
 				return stub
 			}}},

@@ -16,6 +16,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
 )
 
 // pluginSide is a protocol-1 plugin at the other end of the link: it shows
@@ -70,9 +71,9 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 	go func() {
 		served <- Serve(ctx, inR, outW, Config{
 			Options: companion.Options{DiscoveryDir: dir, Logger: zerolog.Nop()},
-			Extensions: []Extension{{Pattern: "probe/", New: func(peer Peer, _ *companion.Server) link.Handler {
+			Extensions: []Extension{{New: func(peer Peer, _ *companion.Companion) ExtensionHandler {
 				elc <- peer.(*EditorLink)
-				return pluginSide{}
+				return noMethods{}
 			}}},
 		})
 		outW.Close()
@@ -124,7 +125,7 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 		}
 	}
 	noted := func(path string) bool {
-		_, ok := el.notes()[filepath.Clean(path)]
+		_, ok := el.notes()[fspath.Key(path)]
 		return ok
 	}
 	file := func(name string) string {
@@ -146,8 +147,8 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 	if n := len(el.notes()); n != 4 {
 		t.Fatalf("%d notes for 4 shown views: %v", n, el.notes())
 	}
-	if id := el.notes()[replaced]; id != el.s.ShownID(replaced) {
-		t.Fatalf("the note for the replaced proposal names %d, not the newer %d", id, el.s.ShownID(replaced))
+	if id := el.notes()[fspath.Key(replaced)]; id != el.c.Proposals().ShownID(replaced) {
+		t.Fatalf("the note for the replaced proposal names %d, not the newer %d", id, el.c.Proposals().ShownID(replaced))
 	}
 
 	decide(protocol.MethodDiffAccepted, accepted)
@@ -167,3 +168,9 @@ func TestTheNoteOfTheShownViewGoesWithItsProposal(t *testing.T) {
 		t.Fatalf("notes left once every proposal ended: %v", el.notes())
 	}
 }
+
+// noMethods is an extension that adds no methods: the test takes it only
+// for the peer it is given.
+type noMethods struct{}
+
+func (noMethods) Register(*link.Mux) {}

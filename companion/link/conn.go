@@ -75,7 +75,6 @@ type Conn struct {
 	nextID  int64
 	pending map[int64]pendingCall
 	closed  bool
-	done    chan struct{}
 }
 
 // Option adjusts a Conn.
@@ -97,7 +96,6 @@ func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
 		maxLine: DefaultMaxLine,
 		problem: func(error) {},
 		pending: make(map[int64]pendingCall),
-		done:    make(chan struct{}),
 
 		writeTimeout: DefaultWriteTimeout,
 		lines:        make(chan *outLine),
@@ -108,9 +106,6 @@ func New(r io.Reader, w io.Writer, h Handler, opts ...Option) *Conn {
 	}
 	return c
 }
-
-// Done is closed when Serve has returned.
-func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Serve reads until the reader ends (io.EOF gives a nil error), the reader
 // fails, or ctx is done. It then fails every outstanding Call with ErrClosed.
@@ -167,7 +162,6 @@ func (c *Conn) shutdown() {
 		close(p.ch)
 	}
 	close(c.quit)
-	close(c.done)
 }
 
 // dispatch handles one line and reports whether the Conn must stop.
@@ -188,6 +182,7 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		return false
 	}
 	k, perr := m.classify()
+	m.Params = emptyParams(m.Params)
 	switch k {
 	case kindInvalid:
 		c.problem(fmt.Errorf("invalid message: %s", perr.Message))

@@ -46,12 +46,14 @@ func pipePeer(t *testing.T, h Handler, opts ...Option) (*Conn, io.WriteCloser, *
 	outR, outW := io.Pipe()
 	c := New(inR, outW, h, opts...)
 	done := make(chan error, 1)
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		err := c.Serve(context.Background())
 		outW.Close()
 		done <- err
 	}()
-	t.Cleanup(func() { inW.Close(); <-c.Done() })
+	t.Cleanup(func() { inW.Close(); <-served })
 	return c, inW, bufio.NewReader(outR), done
 }
 
@@ -270,5 +272,38 @@ func TestCallThenRunsBeforeTheNextMessage(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Fatal("want the peer's error")
+	}
+}
+
+// A plugin whose JSON encoder turns an empty table into [] (Lua's, for
+// one), or that sends null, means "no params": every handler gets the one
+// form, in requests and notifications alike.
+func TestEmptyParamsHaveOneForm(t *testing.T) {
+	r := &recorder{}
+	_, in, out, _ := pipePeer(t, r)
+	for _, c := range []struct{ params, want string }{
+		{`,"params":[]`, `{}`},
+		{`,"params":[ ]`, `{}`},
+		{`,"params":{}`, `{}`},
+		{`,"params":null`, `null`},
+		{``, `null`},
+		{`,"params":[1]`, `[1]`},
+		{`,"params":{"a":[]}`, `{"a":[]}`},
+	} {
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"echo"`+c.params+"}\n")
+		m := readMsg(t, out)
+		got, _ := json.Marshal(m["result"])
+		if string(got) != c.want {
+			t.Fatalf("params%s reached the handler as %s; want %s", c.params, got, c.want)
+		}
+		io.WriteString(in, `{"jsonrpc":"2.0","method":"note"`+c.params+"}\n")
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}`+"\n")
+	readMsg(t, out)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := "note {}|note {}|note {}|note |note |note [1]|note {\"a\":[]}"
+	if got := strings.Join(r.notes, "|"); got != want {
+		t.Fatalf("notifications got %q; want %q", got, want)
 	}
 }

@@ -20,8 +20,9 @@ func TestWritesToAPeerThatStoppedReadingHaveDeadlines(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := New(inR, outW, &recorder{}, WithWriteTimeout(200*time.Millisecond))
-	go func() { _ = c.Serve(context.Background()) }()
-	t.Cleanup(func() { inW.Close(); outR.Close(); <-c.Done() })
+	served := make(chan struct{})
+	go func() { defer close(served); _ = c.Serve(context.Background()) }()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-served })
 	br := bufio.NewReader(outR)
 	// One exchange while the peer reads: the link is up.
 	go inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}` + "\n"))

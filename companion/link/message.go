@@ -9,6 +9,7 @@
 package link
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -126,4 +127,20 @@ func validID(raw json.RawMessage) bool {
 		return utf8.Valid(raw)
 	}
 	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// emptyParams gives handlers one form for "no params": an empty array (what
+// Lua, and other encoders that cannot tell an empty list from an empty map,
+// make of an empty table) is the empty object, and null is no params at
+// all. Every method's handler sees nil or an object (or a non-empty array,
+// which no method takes), whichever of these a plugin sent.
+func emptyParams(p json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(p)
+	switch {
+	case len(t) == 0 || string(t) == "null":
+		return nil
+	case len(t) >= 2 && t[0] == '[' && t[len(t)-1] == ']' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0:
+		return json.RawMessage("{}")
+	}
+	return p
 }

@@ -15,6 +15,7 @@
 package protocol
 
 //go:generate go run ./internal/schemagen -out editor-link.schema.json
+//go:generate go run ./internal/rpcgen -out rpc/methods_gen.go
 
 // Protocol versions. A plugin names the one it speaks in initialize; the
 // sidecar speaks both.
@@ -34,23 +35,9 @@ const (
 // answered with CodeInvalidRequest.
 const MaxMessageBytes = 256 << 20
 
-// JSON-RPC 2.0 error codes the sidecar answers with.
-const (
-	// CodeParseError: the line or body is not JSON, or an LSP header block
-	// has no valid Content-Length.
-	CodeParseError = -32700
-	// CodeInvalidRequest: JSON that is not a JSON-RPC message, a message
-	// over MaxMessageBytes, a request before initialize, or a second
-	// initialize.
-	CodeInvalidRequest = -32600
-	// CodeMethodNotFound: a request for a method the sidecar does not have.
-	CodeMethodNotFound = -32601
-	// CodeInvalidParams: params that do not match the method's type; the
-	// message names the field.
-	CodeInvalidParams = -32602
-	// CodeInternalError: the sidecar failed to handle a valid request.
-	CodeInternalError = -32603
-)
+// The JSON-RPC 2.0 error codes the sidecar answers with are link's
+// (link.CodeParseError and the others); docs/editor-link.md says when each
+// is sent.
 
 // Methods, by direction. Plugin → sidecar requests:
 const (

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/rpcsrc"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/schema"
 )
 
@@ -123,15 +124,20 @@ func TestMethodTable(t *testing.T) {
 	}
 }
 
-// TestDocsNameEveryMethodAndField keeps docs/editor-link.md in step with
-// the types: every method and every field of every params and result type
-// (and of the types inside them) is named there, in backticks.
+// TestDocsNameEveryMethodAndField keeps the docs in step with the types:
+// every method and every field of every params and result type (and of
+// the types inside them) is named in docs/editor-link.md, or, for the
+// agent panel's methods, in docs/agent-panel.md.
 func TestDocsNameEveryMethodAndField(t *testing.T) {
-	data, err := os.ReadFile("../../docs/editor-link.md")
-	if err != nil {
-		t.Fatal(err)
+	docs := map[string]string{}
+	for group, file := range map[string]string{"": "editor-link.md", "agent": "agent-panel.md"} {
+		data, err := os.ReadFile("../../docs/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[group] = string(data)
 	}
-	doc := string(data)
+	var doc, file string
 	seen := map[reflect.Type]bool{}
 	var fields func(reflect.Type, string)
 	fields = func(ty reflect.Type, owner string) {
@@ -150,19 +156,37 @@ func TestDocsNameEveryMethodAndField(t *testing.T) {
 				continue
 			}
 			if name != "" && !strings.Contains(doc, name) {
-				t.Errorf("docs/editor-link.md does not name %s's field %s", owner, name)
+				t.Errorf("docs/%s does not name %s's field %s", file, owner, name)
 			}
 			fields(f.Type, owner+"."+name)
 		}
 	}
 	for _, m := range protocol.Methods {
+		doc, file = docs[m.Group], map[string]string{"": "editor-link.md", "agent": "agent-panel.md"}[m.Group]
 		if !strings.Contains(doc, "`"+m.Name+"`") {
-			t.Errorf("docs/editor-link.md does not name method %s", m.Name)
+			t.Errorf("docs/%s does not name method %s", file, m.Name)
 		}
 		for _, v := range []any{m.Params, m.Result} {
 			if v != nil {
 				fields(reflect.TypeOf(v), m.Name)
 			}
 		}
+	}
+}
+
+// TestGeneratedRPCIsUpToDate fails when package rpc's generated file is
+// not what protocol.Methods generates: the table changed without go
+// generate.
+func TestGeneratedRPCIsUpToDate(t *testing.T) {
+	want, err := rpcsrc.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("rpc/methods_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, want) {
+		t.Fatal("rpc/methods_gen.go is stale: run go generate ./companion/protocol")
 	}
 }

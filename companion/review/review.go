@@ -14,16 +14,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
-// Decider receives the user's decisions (a *companion.Server).
+// Decider receives the user's decisions (the companion's proposals).
 type Decider interface {
-	Accept(path, content string) bool
-	Reject(path string) bool
+	Decide(proposals.Decision) proposals.Verdict
 }
 
-// Reviewer implements companion.Editor and companion.Announcer in a terminal.
+// Reviewer implements proposals.Editor and companion.Announcer in a
+// terminal.
 type Reviewer struct {
 	in     *bufio.Reader
 	out    io.Writer
@@ -33,7 +34,7 @@ type Reviewer struct {
 	editor func(path string) *exec.Cmd
 
 	mu      sync.Mutex
-	queue   []companion.DiffRequest
+	queue   []protocol.DiffOpenParams
 	current string // path being asked about, "" if none
 	wake    chan struct{}
 
@@ -109,9 +110,9 @@ func defaultEditor(path string) *exec.Cmd {
 	return cmd
 }
 
-// OpenDiff implements companion.Editor: the diff joins the queue and is
+// OpenDiff implements proposals.Editor: the diff joins the queue and is
 // shown when the user is free to answer.
-func (r *Reviewer) OpenDiff(ctx context.Context, req companion.DiffRequest) error {
+func (r *Reviewer) OpenDiff(ctx context.Context, req protocol.DiffOpenParams) error {
 	r.mu.Lock()
 	replaced := false
 	for i, q := range r.queue {
@@ -136,7 +137,7 @@ func (r *Reviewer) poke() {
 	}
 }
 
-// CloseDiff implements companion.Editor: the CLI took the decision itself.
+// CloseDiff implements proposals.Editor: the CLI took the decision itself.
 func (r *Reviewer) CloseDiff(ctx context.Context, path string) (*string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -156,7 +157,7 @@ func (r *Reviewer) CloseDiff(ctx context.Context, path string) (*string, error) 
 }
 
 // Announce implements companion.Announcer.
-func (r *Reviewer) Announce(n companion.Notice) {
+func (r *Reviewer) Announce(n protocol.LogParams) {
 	fmt.Fprintf(r.out, "%s\n", r.paint(dim, "· "+n.Message))
 }
 
@@ -288,31 +289,35 @@ func (r *Reviewer) nextAnswer(ctx context.Context) (text string, ok bool, err er
 	}
 }
 
-func (r *Reviewer) nextDiff() (companion.DiffRequest, bool) {
+func (r *Reviewer) nextDiff() (protocol.DiffOpenParams, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 {
-		return companion.DiffRequest{}, false
+		return protocol.DiffOpenParams{}, false
 	}
 	r.current = r.queue[0].FilePath
 	return r.queue[0], true
 }
 
-// take removes the diff for path from the queue and returns it.
-func (r *Reviewer) take(path string) (companion.DiffRequest, bool) {
+// take removes the proposal req from the queue, if it is still there.
+func (r *Reviewer) take(req protocol.DiffOpenParams) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current = ""
 	for i, q := range r.queue {
-		if q.FilePath == path {
+		if same(q, req) {
 			r.queue = append(r.queue[:i], r.queue[i+1:]...)
-			return q, true
+			return
 		}
 	}
-	return companion.DiffRequest{}, false
 }
 
-func (r *Reviewer) show(req companion.DiffRequest) {
+// same reports whether a and b are the same proposal.
+func same(a, b protocol.DiffOpenParams) bool {
+	return a.FilePath == b.FilePath && a.DiffID == b.DiffID && a.NewContent == b.NewContent
+}
+
+func (r *Reviewer) show(req protocol.DiffOpenParams) {
 	fmt.Fprintf(r.out, "\n%s\n", r.paint(bold, "Gemini CLI proposes a change to "+req.FilePath))
 	text := req.UnifiedDiff
 	if text == "" {
@@ -337,76 +342,122 @@ func (r *Reviewer) show(req companion.DiffRequest) {
 }
 
 func (r *Reviewer) prompt() {
-	hint := "(type a letter, then Enter)"
-	if r.keys {
-		hint = "(one key)"
-	}
-	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, hint))
+	fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept [a], reject [r], or edit then accept [e]?"), r.paint(dim, r.hint()))
 }
 
-func (r *Reviewer) ask(ctx context.Context, req companion.DiffRequest, d Decider) error {
+// hint says how to answer.
+func (r *Reviewer) hint() string {
+	if r.keys {
+		return "(one key)"
+	}
+	return "(type a letter, then Enter)"
+}
+
+func (r *Reviewer) ask(ctx context.Context, req protocol.DiffOpenParams, d Decider) error {
 	r.show(req)
 	r.prompt()
 	for {
-		answer, ok, err := r.nextAnswer(ctx)
-		if err != nil {
+		answer, open, err := r.answer(ctx, req)
+		if err != nil || !open {
 			return err
 		}
+		var decided bool
+		switch answer {
+		case "a", "y", "yes", "accept":
+			decided, err = r.decide(ctx, req, d, true, req.NewContent, "Accepted: Gemini CLI writes the file.")
+		case "r", "n", "no", "reject":
+			decided, err = r.decide(ctx, req, d, false, "", "Rejected.")
+		case "e", "edit":
+			content, eerr := r.edit(req)
+			if eerr != nil {
+				fmt.Fprintf(r.out, "Could not edit: %v\n", eerr)
+				break
+			}
+			if cur, ok := r.peek(req.FilePath); !ok || !same(cur, req) {
+				fmt.Fprintln(r.out, "That diff was closed while you edited it.")
+				return nil
+			}
+			decided, err = r.decide(ctx, req, d, true, content, "Accepted with your edits: Gemini CLI writes the file.")
+		default:
+			fmt.Fprintln(r.out, "Please answer a, r or e.")
+		}
+		if err != nil || decided {
+			return err
+		}
+		r.prompt()
+	}
+}
+
+// answer waits for the user's answer about req. open is false when there
+// is none to take: ctx ended, or req is no longer the proposal to answer
+// (answered in Gemini CLI, or replaced by a newer one, which is shown
+// next).
+func (r *Reviewer) answer(ctx context.Context, req protocol.DiffOpenParams) (text string, open bool, err error) {
+	for {
+		text, ok, err := r.nextAnswer(ctx)
+		if err != nil {
+			return "", false, err
+		}
 		if ctx.Err() != nil {
-			return nil
+			return "", false, nil
 		}
 		// The diff may have been answered in the CLI, or replaced, while we
 		// waited for the user.
-		cur, open := r.peek(req.FilePath)
-		if !open {
+		cur, found := r.peek(req.FilePath)
+		if !found {
 			if ok {
 				fmt.Fprintln(r.out, "That diff is no longer open.")
 			}
-			return nil
+			return "", false, nil
 		}
-		if cur.NewContent != req.NewContent {
+		if !same(cur, req) {
 			fmt.Fprintln(r.out, "\nGemini CLI replaced that proposal; here is the new one.")
-			return nil
+			return "", false, nil
 		}
 		if !ok {
 			continue // another file's diff was queued; keep asking about this one
 		}
 		if r.keys {
-			fmt.Fprintln(r.out, answer)
+			fmt.Fprintln(r.out, text)
 		}
-		switch answer {
-		case "a", "y", "yes", "accept":
-			r.take(req.FilePath)
-			d.Accept(req.FilePath, req.NewContent)
-			fmt.Fprintln(r.out, r.paint(green, "Accepted: Gemini CLI writes the file."))
-			return nil
-		case "r", "n", "no", "reject":
-			r.take(req.FilePath)
-			d.Reject(req.FilePath)
-			fmt.Fprintln(r.out, r.paint(red, "Rejected."))
-			return nil
-		case "e", "edit":
-			content, err := r.edit(req)
-			if err != nil {
-				fmt.Fprintf(r.out, "Could not edit: %v\n", err)
-				r.prompt()
-				continue
-			}
-			if _, ok := r.take(req.FilePath); !ok {
-				fmt.Fprintln(r.out, "That diff was closed while you edited it.")
-				return nil
-			}
-			d.Accept(req.FilePath, content)
-			fmt.Fprintln(r.out, r.paint(green, "Accepted with your edits: Gemini CLI writes the file."))
-			return nil
-		default:
-			fmt.Fprintln(r.out, "Please answer a, r or e.")
-			r.prompt()
-		}
+		return text, true, nil
 	}
 }
 
-func (r *Reviewer) peek(path string) (companion.DiffRequest, bool) {
+// decide sends the user's answer on req, by its diff id, as the editors
+// do, and says what became of it. An accept over a change on disk is asked
+// once more (the reason was told just before, through Announce). decided
+// is false when the user is to be asked again about req.
+func (r *Reviewer) decide(ctx context.Context, req protocol.DiffOpenParams, d Decider, accepted bool, content, done string) (decided bool, err error) {
+	dc := proposals.Decision{FilePath: req.FilePath, DiffID: req.DiffID, Accepted: accepted, Content: content}
+	v := d.Decide(dc)
+	if v == proposals.NeedsConfirmation {
+		fmt.Fprintf(r.out, "%s %s ", r.paint(bold, "Accept anyway, over the file on disk? [y] yes, [n] no"), r.paint(dim, r.hint()))
+		answer, open, err := r.answer(ctx, req)
+		if err != nil || !open {
+			return true, err
+		}
+		if answer != "y" && answer != "yes" {
+			fmt.Fprintln(r.out, "Not accepted; the proposal is still open.")
+			return false, nil
+		}
+		dc.OverDiskChange = true
+		v = d.Decide(dc)
+	}
+	r.take(req)
+	if v == proposals.Refused {
+		fmt.Fprintln(r.out, "That proposal is no longer open (Gemini CLI replaced or closed it); your answer was not sent.")
+		return true, nil
+	}
+	color := green
+	if !accepted {
+		color = red
+	}
+	fmt.Fprintln(r.out, r.paint(color, done))
+	return true, nil
+}
+
+func (r *Reviewer) peek(path string) (protocol.DiffOpenParams, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, q := range r.queue {
@@ -414,11 +465,11 @@ func (r *Reviewer) peek(path string) (companion.DiffRequest, bool) {
 			return q, true
 		}
 	}
-	return companion.DiffRequest{}, false
+	return protocol.DiffOpenParams{}, false
 }
 
 // edit lets the user change the proposal in their editor and returns it.
-func (r *Reviewer) edit(req companion.DiffRequest) (string, error) {
+func (r *Reviewer) edit(req protocol.DiffOpenParams) (string, error) {
 	dir, err := os.MkdirTemp("", "gemini-proposal-")
 	if err != nil {
 		return "", fmt.Errorf("make temporary folder: %w", err)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
 type decisions struct {
@@ -21,20 +22,16 @@ type decisions struct {
 
 func newDecisions() *decisions { return &decisions{ch: make(chan struct{}, 10)} }
 
-func (d *decisions) Accept(path, content string) bool {
+func (d *decisions) Decide(dc proposals.Decision) proposals.Verdict {
 	d.mu.Lock()
-	d.got = append(d.got, "accept "+path+" "+content)
+	if dc.Accepted {
+		d.got = append(d.got, "accept "+dc.FilePath+" "+dc.Content)
+	} else {
+		d.got = append(d.got, "reject "+dc.FilePath)
+	}
 	d.mu.Unlock()
 	d.ch <- struct{}{}
-	return true
-}
-
-func (d *decisions) Reject(path string) bool {
-	d.mu.Lock()
-	d.got = append(d.got, "reject "+path)
-	d.mu.Unlock()
-	d.ch <- struct{}{}
-	return true
+	return proposals.Taken
 }
 
 func (d *decisions) wait(t *testing.T, n int) []string {
@@ -94,8 +91,8 @@ func waitOutput(t *testing.T, out *syncBuf, want string) {
 	}
 }
 
-func req(path, content string) companion.DiffRequest {
-	return companion.DiffRequest{FilePath: path, NewContent: content, UnifiedDiff: "--- a" + path + "\n+++ b" + path + "\n@@ -1 +1 @@\n-old\n+" + content}
+func req(path, content string) protocol.DiffOpenParams {
+	return protocol.DiffOpenParams{FilePath: path, NewContent: content, UnifiedDiff: "--- a" + path + "\n+++ b" + path + "\n@@ -1 +1 @@\n-old\n+" + content}
 }
 
 func TestAcceptRejectAndRetryOnNonsense(t *testing.T) {

@@ -5,12 +5,16 @@
 // file; the rest of the code calls only the functions below.
 //
 //   - Mine(path, fi) reports whether the current user owns a file.
-//   - OthersCanWrite(fi) reports whether other users may replace entries
-//     in a directory.
+//   - OthersCanWrite(path, fi) reports whether other users may replace
+//     entries in a directory (mode bits; the directory's ACL on Windows).
 //   - MakePrivate(path, dir) leaves a file or directory to its owner alone.
 //   - OpenNoFollow(path) opens a file for reading without following a link
-//     at path and without blocking on a FIFO or device.
+//     at path, without blocking on a FIFO or device, and (on Windows)
+//     without keeping anyone from replacing or removing it meanwhile.
+//   - Replace(old, new) renames a file over another in one step; on
+//     Windows it waits a moment for a reader that holds the target.
 //   - Alive(pid) reports whether a process is running.
+//   - Parents() is a snapshot of the process table: PID to parent PID.
 //   - StopSignals() lists the signals that ask the process to stop.
 //   - SurviveBrokenPipe() keeps a write to a closed stdout or stderr from
 //     killing the process.

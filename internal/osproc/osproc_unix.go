@@ -29,9 +29,9 @@ func Owner(path string, fi fs.FileInfo) string {
 }
 
 // OthersCanWrite reports whether users other than the owner may add,
-// remove or replace entries in the directory fi describes: it is writable
-// by everyone without the sticky bit.
-func OthersCanWrite(fi fs.FileInfo) bool {
+// remove or replace entries in the directory at path, which fi describes:
+// it is writable by everyone without the sticky bit.
+func OthersCanWrite(path string, fi fs.FileInfo) bool {
 	return fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0
 }
 
@@ -59,6 +59,10 @@ func MakePrivate(path string, dir bool) error {
 func OpenNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
+
+// Replace renames oldpath to newpath, replacing newpath if it exists, in
+// one step: a reader sees the old file or the new one, never a part.
+func Replace(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 
 // Alive reports whether pid names a running process (of any user). A
 // zombie counts as gone.
@@ -117,3 +121,19 @@ func TerminateGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.
 
 // KillGroup kills the process group of cmd (started with OwnGroup).
 func KillGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+// Parents returns a snapshot of the running processes: each PID with its
+// parent's PID.
+func Parents() (map[int]int, error) {
+	procs, err := process.Processes()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]int, len(procs))
+	for _, p := range procs {
+		if ppid, err := p.Ppid(); err == nil {
+			out[int(p.Pid)] = int(ppid)
+		}
+	}
+	return out, nil
+}

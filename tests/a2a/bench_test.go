@@ -26,7 +26,7 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 	taskID := br.ok(b, "send_message", map[string]any{"agent": "g", "text": "hi"})["taskId"].(string)
 
 	ctx := context.Background()
-	direct, err := agent.Load(ctx, srv.URL, agent.NewHTTPClient())
+	direct, err := agent.Load(ctx, srv.URL, agent.NewHTTPClient(), agent.WithHeader(srv.Header()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,8 +54,4 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 		len(dd), p(dd, .5), p(dd, .99), p(bd, .5), p(bd, .99), p(bd, .5)-p(dd, .5), p(bd, .99)-p(dd, .99))
 }
 
-func needServerTB(b *testing.B) {
-	if _, err := os.Stat(serverScript()); err != nil {
-		b.Skip("needs Gemini CLI's A2A server: run (cd tests/a2a && npm ci)")
-	}
-}
+func needServerTB(b *testing.B) { needServer(b) }

@@ -2,105 +2,78 @@ package a2a_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
-// fakeClaude is a scripted stand-in for Anthropic's Messages API: a request
-// that offers our gemini_consult tool gets a tool_use of it; one carrying
-// the tool's result gets a text that quotes it; anything else a short text.
-type fakeClaude struct {
-	mu      sync.Mutex
-	results []string
-}
+var sessionIDRE = regexp.MustCompile(`session_id\\*":\\*"(gs-[0-9a-f]+)`)
 
-func (f *fakeClaude) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
-		http.NotFound(w, r)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req struct {
-		Stream   bool `json:"stream"`
-		Tools    []struct{ Name string }
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	_ = json.Unmarshal(body, &req)
-	offers := false
-	for _, t := range req.Tools {
-		offers = offers || t.Name == "mcp__a2a__gemini_consult"
-	}
-	var block map[string]any
-	var input string
-	stop := "end_turn"
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = string(req.Messages[n-1].Content)
-	}
-	switch {
-	case offers && strings.Contains(last, "tool_result"):
-		f.mu.Lock()
-		f.results = append(f.results, last)
-		f.mu.Unlock()
-		block = map[string]any{"type": "text", "text": ""}
-		input = "Claude relays: " + map[bool]string{true: "mutex", false: "nothing"}[strings.Contains(last, "sync.Mutex")]
-	case offers:
-		block = map[string]any{"type": "tool_use", "id": "toolu_01", "name": "mcp__a2a__gemini_consult", "input": map[string]any{}}
-		input = `{"question":"How should I guard a shared map?"}`
-		stop = "tool_use"
-	default:
-		block = map[string]any{"type": "text", "text": ""}
-		input = "ok"
-	}
-	if !req.Stream {
-		content := map[string]any{"type": "text", "text": input}
-		if block["type"] == "tool_use" {
-			var in map[string]any
-			_ = json.Unmarshal([]byte(input), &in)
-			block["input"] = in
-			content = block
+// supervise is the script of a supervising model: start a task and wait
+// for its decision, answer it with decision, poll its status until the
+// task is complete, then say done.
+func supervise(task, decision string) func(results []string) testkit.ClaudeStep {
+	return func(results []string) testkit.ClaudeStep {
+		if len(results) == 0 {
+			return testkit.ClaudeStep{Tool: "mcp__gemini__gemini_task_start", Input: map[string]any{"task": task, "async": false}}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-fake",
-			"content": []any{content}, "stop_reason": stop, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}})
-		return
+		m := sessionIDRE.FindStringSubmatch(results[0])
+		if m == nil {
+			return testkit.ClaudeStep{Text: "no session: " + results[0]}
+		}
+		last := results[len(results)-1]
+		switch {
+		case len(results) == 1:
+			return testkit.ClaudeStep{Tool: "mcp__gemini__gemini_respond", Input: map[string]any{"session_id": m[1], "decision": decision}}
+		case strings.Contains(last, `complete`) && len(results) > 2:
+			return testkit.ClaudeStep{Text: "Claude: the task is complete."}
+		case len(results) > 12:
+			return testkit.ClaudeStep{Text: "Claude: gave up waiting."}
+		}
+		return testkit.ClaudeStep{Tool: "mcp__gemini__gemini_status", Input: map[string]any{"session_id": m[1], "wait_s": 30}}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(ev string, data any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev, b)
-	}
-	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant",
-		"model": "claude-fake", "content": []any{}, "stop_reason": nil, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}}})
-	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": block})
-	delta := map[string]any{"type": "text_delta", "text": input}
-	if block["type"] == "tool_use" {
-		delta = map[string]any{"type": "input_json_delta", "partial_json": input}
-	}
-	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": delta})
-	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 1}})
-	send("message_stop", map[string]any{"type": "message_stop"})
 }
 
-// TestClaudeCodeAsClient: Claude Code (npm, tests/a2a/claude) runs offline
-// against a fake Messages API, with gemini-a2a-mcp in its --mcp-config, and
-// its model consults the Gemini agent through our tool.
+// readmeBlock returns the first fenced block of the given language in the
+// README's section heading that contains want.
+func readmeBlock(t *testing.T, heading, lang, want string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(here(), "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README.md has no section %q", heading)
+	}
+	text = text[i+len(heading)+2:]
+	if j := strings.Index(text, "\n## "); j >= 0 {
+		text = text[:j]
+	}
+	for _, m := range regexp.MustCompile("(?s)```"+lang+"\n(.*?)```").FindAllStringSubmatch(text, -1) {
+		if strings.Contains(m[1], want) {
+			return m[1]
+		}
+	}
+	t.Fatalf("README.md's %q has no ```%s block with %q: update this test with the README", heading, lang, want)
+	return ""
+}
+
+// TestClaudeCodeAsClient: Claude Code (npm, tests/a2a/claude) configured
+// exactly as the README says (`claude mcp add …`, the bridge and the A2A
+// server found on PATH, as installed) runs offline against a fake Messages
+// API, and its model supervises the Gemini agent: a task's edit comes as a
+// decision with its diff, approved through Claude's tool call it is on
+// disk; denied, the file is untouched.
 func TestClaudeCodeAsClient(t *testing.T) {
 	t.Parallel()
 	claude := filepath.Join(here(), "claude", "node_modules", ".bin", "claude")
@@ -112,37 +85,65 @@ func TestClaudeCodeAsClient(t *testing.T) {
 		t.Skip(msg)
 	}
 	sb := newSandbox(t)
-	srv := sb.startAgent(t)
-	sb.fake.Reply(fakegemini.Text("Guard the map with a sync.Mutex."))
+	// Claude Code and the server it starts through the bridge share the
+	// user's HOME (the server reads its settings there).
+	env := append(os.Environ(), sb.env()...)
 
-	fc := &fakeClaude{}
-	api := httptest.NewServer(fc)
-	defer api.Close()
-	home, ws := t.TempDir(), t.TempDir()
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"a2a": map[string]any{
-		"type": "stdio", "command": bridgeBin, "args": []string{"--agent", srv.URL}}}})
-	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The README's line, run in the project as the user runs it.
+	add := strings.TrimSpace(readmeBlock(t, "## A2A bridge", "sh", "claude mcp add"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "ask gemini how to guard a map", "--mcp-config", cfgPath,
-		"--allowedTools", "mcp__a2a__gemini_consult", "--output-format", "json")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+home, "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-dummy",
-		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ENABLE_TOOL_SEARCH=false")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out)
+	cmd := exec.CommandContext(ctx, "bash", "-c", strings.Replace(add, "claude ", `"$CLAUDE" `, 1))
+	cmd.Dir, cmd.Env = sb.ws, append(env, "CLAUDE="+claude)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", add, err, out)
 	}
-	if !strings.Contains(string(out), "Claude relays: mutex") {
-		t.Fatalf("claude output:\n%s", out)
+
+	run := func(t *testing.T, fc *testkit.FakeClaude, prompt string) string {
+		t.Helper()
+		api := httptest.NewServer(fc)
+		defer api.Close()
+		cmd := exec.CommandContext(ctx, claude, "-p", prompt, "--output-format", "json", "--allowedTools",
+			"mcp__gemini__gemini_task_start,mcp__gemini__gemini_respond,mcp__gemini__gemini_status")
+		cmd.Dir, cmd.Env = sb.ws, append(env, testkit.ClaudeEnv(api.URL)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude -p: %v\n%s", err, out)
+		}
+		return string(out)
 	}
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	if len(fc.results) == 0 || !strings.Contains(strings.Join(fc.results, "\n"), "Guard the map with a sync.Mutex.") {
-		t.Fatalf("tool results Claude's model got: %q", fc.results)
-	}
+
+	t.Run("EditApproved", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "hello.txt")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
+		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
+		fc := &testkit.FakeClaude{Next: supervise("create hello.txt", "approved")}
+		out := run(t, fc, "have gemini create hello.txt")
+		results := strings.Join(fc.Results(), "\n")
+		if !strings.Contains(out, "Claude: the task is complete.") {
+			t.Fatalf("claude output:\n%s\ntool results:\n%s", out, results)
+		}
+		for _, want := range []string{`file_edit`, `+hello from gemini`, `I wrote hello.txt.`} {
+			if !strings.Contains(results, want) {
+				t.Fatalf("the tool results Claude's model got lack %q:\n%s", want, results)
+			}
+		}
+		if got, _ := readFile(t, path); got != "hello from gemini\n" {
+			t.Fatalf("hello.txt = %q after Claude approved the edit", got)
+		}
+	})
+
+	t.Run("EditDenied", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "keep.txt")
+		writeFile(t, path, "original\n")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
+		fc := &testkit.FakeClaude{Next: supervise("rewrite keep.txt", "denied")}
+		out := run(t, fc, "have gemini rewrite keep.txt")
+		if !strings.Contains(out, "Claude: the task is complete.") {
+			t.Fatalf("claude output:\n%s", out)
+		}
+		if got, _ := readFile(t, path); got != "original\n" {
+			t.Fatalf("keep.txt = %q after Claude denied the edit; want it untouched", got)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +14,10 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 )
 
-// TestGeminiCLIAsClient: the real Gemini CLI (0.61.0, tests/node) runs
-// gemini-a2a-mcp from its mcpServers, and its (fake) model consults the
-// Gemini agent and hands it a task through our tools.
+// TestGeminiCLIAsClient: the real Gemini CLI (0.61.0, tests/node) with the
+// README's settings block (gemini-a2a-mcp found on PATH, as installed; it
+// starts the A2A server, also found on PATH), whose (fake) model consults
+// the Gemini agent and hands it a task through our tools.
 func TestGeminiCLIAsClient(t *testing.T) {
 	t.Parallel()
 	cli := filepath.Join(here(), "..", "node", "node_modules", ".bin", "gemini")
@@ -27,36 +29,29 @@ func TestGeminiCLIAsClient(t *testing.T) {
 		t.Skip(msg)
 	}
 	sb := newSandbox(t)
-	srv := sb.startAgent(t)
-
-	// The supervising CLI has its own HOME, workspace and fake model.
-	model := fakegemini.Start(t)
-	home, ws := t.TempDir(), t.TempDir()
-	settings := map[string]any{
-		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"mcpServers": map[string]any{"a2a": map[string]any{
-			"command": bridgeBin, "args": []string{"--agent", srv.URL}, "trust": true}},
-	}
-	data, _ := json.Marshal(settings)
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+	// The README's block as the project's .gemini/settings.json; the
+	// user's own settings (auth) in HOME, where the A2A server reads them
+	// too.
+	if err := os.MkdirAll(filepath.Join(sb.ws, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(sb.ws, ".gemini", "settings.json"), []byte(geminiBlock(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
+	// One model for both (the CLI's environment, and so its fake API, is
+	// the server's): the turns come in order.
+	sb.fake.Reply(fakegemini.Call("mcp_gemini_gemini_consult", map[string]any{"question": "How should I guard a shared map?"}))
 	sb.fake.Reply(fakegemini.Text("Guard the map with a sync.Mutex."))
+	sb.fake.Reply(fakegemini.Call("mcp_gemini_gemini_task_start", map[string]any{"task": "list the files", "async": false}))
 	sb.fake.Reply(fakegemini.Text("Listed the files: go.mod, main.go."))
-	model.Reply(fakegemini.Call("mcp_a2a_gemini_consult", map[string]any{"question": "How should I guard a shared map?"}))
-	model.Reply(fakegemini.Call("mcp_a2a_gemini_task_start", map[string]any{"task": "list the files", "async": false}))
-	model.Reply(fakegemini.Text("All done: Gemini answered."))
+	sb.fake.Reply(fakegemini.Text("All done: Gemini answered."))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", cli, "-p", "ask gemini", "--approval-mode", "yolo")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+home, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+model.URL,
-		"GEMINI_CLI_TRUST_WORKSPACE=true", "TMPDIR="+t.TempDir())
+	cmd.Dir = sb.ws
+	cmd.Env = append(os.Environ(), append(sb.env(), "TMPDIR="+t.TempDir())...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gemini -p: %v\n%s", err, out)
@@ -65,7 +60,7 @@ func TestGeminiCLIAsClient(t *testing.T) {
 		t.Fatalf("CLI output:\n%s", out)
 	}
 	var responses []string
-	for _, r := range model.Requests() {
+	for _, r := range sb.fake.Requests() {
 		for _, fr := range r.FunctionResponses() {
 			b, _ := json.Marshal(fr.Response)
 			responses = append(responses, fr.Name+" "+string(b))
@@ -77,4 +72,23 @@ func TestGeminiCLIAsClient(t *testing.T) {
 			t.Fatalf("tool results the CLI's model got lack %q:\n%s\nCLI output:\n%s", want, all, out)
 		}
 	}
+}
+
+// geminiBlock is the README's settings block for Gemini CLI.
+func geminiBlock(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(here(), "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "Gemini CLI (`~/.gemini/settings.json`")
+	if i < 0 {
+		t.Fatal("README.md's A2A bridge section no longer configures Gemini CLI: update this test")
+	}
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(text[i:])
+	if m == nil {
+		t.Fatal("no json block after the README's Gemini CLI paragraph")
+	}
+	return m[1]
 }

@@ -1,6 +1,7 @@
 // Package a2a_test drives gemini-a2a-mcp as a real MCP client would, against
-// Gemini CLI's real A2A server (pinned in package-lock.json here) whose model
-// is the fake Gemini API on 127.0.0.1.
+// Gemini CLI's real A2A server (0.25.2, installed as users install it: npm
+// install -g into npm-global here, found on PATH) whose model is the fake
+// Gemini API on 127.0.0.1.
 package a2a_test
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 var bridgeBin string
@@ -29,10 +31,6 @@ var bridgeBin string
 func here() string {
 	_, f, _, _ := runtime.Caller(0)
 	return filepath.Dir(f)
-}
-
-func serverScript() string {
-	return filepath.Join(here(), "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs")
 }
 
 func TestMain(m *testing.M) {
@@ -56,31 +54,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needServer skips (or, under CI, fails) when the A2A server or node is missing.
-func needServer(t testing.TB) {
+// needServer skips (or, under CI, fails) when the A2A server, installed
+// as users install it, or node is missing; it returns the server's bin
+// folder.
+func needServer(t testing.TB) string {
 	t.Helper()
-	_, errNode := exec.LookPath("node")
-	_, errSrv := os.Stat(serverScript())
-	if errNode == nil && errSrv == nil {
-		return
-	}
-	msg := "needs node and Gemini CLI's A2A server: run (cd tests/a2a && npm ci)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	return testkit.A2AServerBin(t)
 }
 
-// sandbox is a private HOME and workspace wired to a fake Gemini API.
+// sandbox is a user's setup: a private HOME and workspace wired to a fake
+// Gemini API, and a PATH on which the A2A server (npm install -g) and the
+// bridge (go install) are found.
 type sandbox struct {
 	fake *fakegemini.Server
 	home string
 	ws   string
+	path string
 }
 
 func newSandbox(t testing.TB) *sandbox {
 	t.Helper()
-	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir()}
+	bin := needServer(t)
+	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir(), path: testkit.PathWith(bin, filepath.Dir(bridgeBin))}
 	if err := os.MkdirAll(filepath.Join(sb.home, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -92,17 +87,17 @@ func newSandbox(t testing.TB) *sandbox {
 }
 
 func (sb *sandbox) env() []string {
-	return []string{"HOME=" + sb.home, "USERPROFILE=" + sb.home, "GEMINI_API_KEY=dummy",
+	return []string{sb.path, "HOME=" + sb.home, "USERPROFILE=" + sb.home, "GEMINI_API_KEY=dummy",
 		"GOOGLE_GEMINI_BASE_URL=" + sb.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}
 }
 
-// startAgent starts Gemini CLI's A2A server for the sandbox's workspace.
+// startAgent starts Gemini CLI's A2A server for the sandbox's workspace,
+// as the bridge does by default: found on PATH.
 func (sb *sandbox) startAgent(t testing.TB) *launch.Server {
 	t.Helper()
-	needServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Command: []string{"node", serverScript()}, Dir: sb.ws, Env: sb.env(), Log: &tlog{t: t}})
+	srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env(), Log: &tlog{t: t}})
 	if err != nil {
 		t.Fatal(err)
 	}

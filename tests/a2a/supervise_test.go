@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,6 +117,45 @@ func TestSupervise(t *testing.T) {
 		}
 	})
 
+	t.Run("CancelStopsRunningCommand", func(t *testing.T) {
+		late := filepath.Join(sb.ws, "late.txt")
+		// A command that would leave a file after a delay far longer than
+		// the test: once no process of it is left, the file can never come.
+		command := "sleep 30.217 && echo late > late.txt"
+		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
+		sid := b.start(t, "run the slow command")
+		b.waitStatus(t, sid, "waiting")
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+		waitProgress(t, b, sid, "run_shell_command executing")
+		out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
+		if out["status"] != "cancelled" || !strings.Contains(fmt.Sprint(out["note"]), "stopped `"+command+"`") {
+			t.Fatalf("cancel = %v; want cancelled, saying it stopped the command", out)
+		}
+		testkit.WaitNoProcess(t, "sleep 30.217")
+		if _, exists := readFile(t, late); exists {
+			t.Fatal("the cancelled command ran to its end")
+		}
+	})
+
+	t.Run("EditKeepsFinalNewline", func(t *testing.T) {
+		path := filepath.Join(sb.ws, "list.txt")
+		writeFile(t, path, "one\ntwo\n")
+		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "one\ntwo\nthree\n"}))
+		sb.fake.Reply(fakegemini.Text("Added three."))
+		sid := b.start(t, "add three")
+		st, _ := b.waitStatus(t, sid, "waiting")
+		d, _ := st["decision"].(map[string]any)
+		diff, _ := d["diff"].(string)
+		if !strings.Contains(diff, "+three") || strings.Contains(diff, "No newline") || !strings.Contains(fmt.Sprint(d["note"]), "final newline") {
+			t.Fatalf("decision = %v; want the edit with the file's final newline kept, and a note saying so", d)
+		}
+		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+		b.waitStatus(t, sid, "complete")
+		if got, _ := readFile(t, path); got != "one\ntwo\nthree\n" {
+			t.Fatalf("file after approval = %q; want the final newline kept", got)
+		}
+	})
+
 	t.Run("Consult", func(t *testing.T) {
 		sb.fake.Reply(fakegemini.Text("Use a sync.Mutex around the map."))
 		out := b.ok(t, "gemini_consult", map[string]any{"question": "How do I guard a map?", "model": "flash"})
@@ -162,6 +202,27 @@ func TestSupervise(t *testing.T) {
 		b.fails(t, "send_message", map[string]any{"agent": "nobody", "text": "hi"}, "unknown agent")
 		b.fails(t, "get_task", map[string]any{"agent": "", "taskId": "x"}, "agent is required")
 	})
+}
+
+// waitProgress polls gemini_status until the session's progress has an
+// entry containing want.
+func waitProgress(t *testing.T, b *bridge, sid, want string) {
+	t.Helper()
+	var seen []string
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		st := b.ok(t, "gemini_status", map[string]any{"session_id": sid, "wait_s": 5})
+		ps, _ := st["progress"].([]any)
+		for _, p := range ps {
+			m, _ := p.(map[string]any)
+			line := fmt.Sprint(m["kind"], ": ", m["text"])
+			seen = append(seen, line)
+			if strings.Contains(line, want) {
+				return
+			}
+		}
+	}
+	t.Fatalf("no progress %q; saw %q", want, seen)
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -1,13 +1,13 @@
 // Package agentpanel tests the agent panel (docs/agent-panel.md) with real
-// parts: the real sidecar, Gemini CLI's real A2A server (pinned in
-// tests/a2a; `npm ci` there) whose model is the fake Gemini API on
-// 127.0.0.1, and real Neovim in tmux for the panel itself.
+// parts: the real sidecar, Gemini CLI's real A2A server (0.25.2, installed
+// with npm install -g into tests/a2a/npm-global, found on PATH) whose model
+// is the fake Gemini API on 127.0.0.1, and real Neovim in tmux for the panel
+// itself.
 package agentpanel
 
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,37 +19,23 @@ import (
 // turnTimeout bounds one agent turn against the real server.
 const turnTimeout = 90 * time.Second
 
-// serverScript is the pinned A2A server's entry point.
-func serverScript(t testing.TB) string {
-	return filepath.Join(testkit.ModuleRoot(t), "tests", "a2a", "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs")
-}
-
-// needServer skips (or, under CI, fails) when node or the server is missing.
-func needServer(t testing.TB) {
-	t.Helper()
-	_, errNode := exec.LookPath("node")
-	_, errSrv := os.Stat(serverScript(t))
-	if errNode == nil && errSrv == nil {
-		return
-	}
-	msg := "needs node and Gemini CLI's A2A server: run (cd tests/a2a && npm ci)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
+// serverBin is the bin folder of the A2A server installed as users install
+// it (npm install -g into tests/a2a/npm-global); the sidecar finds the
+// server there, on PATH, as it finds a user's.
+func serverBin(t testing.TB) string { return testkit.A2AServerBin(t) }
 
 // world is one sandbox: workspace, private HOME with Gemini settings, and
 // the fake Gemini API the server's model is.
 type world struct {
-	sb   *testkit.Sandbox
-	fake *fakegemini.Server
+	sb      *testkit.Sandbox
+	fake    *fakegemini.Server
+	pathEnv string // PATH=…, with the A2A server's bin folder
 }
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	needServer(t)
-	w := &world{sb: testkit.NewSandbox(t), fake: fakegemini.Start(t)}
+	bin := serverBin(t)
+	w := &world{sb: testkit.NewSandbox(t), fake: fakegemini.Start(t), pathEnv: testkit.PathWith(bin)}
 	if err := os.MkdirAll(filepath.Join(w.sb.Home, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +48,7 @@ func newWorld(t testing.TB) *world {
 
 // env is the environment of the sidecar (and so of the server it starts).
 func (w *world) env() []string {
-	return testkit.WithEnv(w.sb.Env(), "HOME="+w.sb.Home, "USERPROFILE="+w.sb.Home, "GEMINI_API_KEY=dummy",
+	return testkit.WithEnv(w.sb.Env(), w.pathEnv, "HOME="+w.sb.Home, "USERPROFILE="+w.sb.Home, "GEMINI_API_KEY=dummy",
 		"GOOGLE_GEMINI_BASE_URL="+w.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
 }
 
@@ -119,6 +105,7 @@ type event struct {
 				FilePath   string  `json:"filePath"`
 				NewContent string  `json:"newContent"`
 				OldContent *string `json:"oldContent"`
+				Note       string  `json:"note"`
 			} `json:"fileEditDetails"`
 		} `json:"confirmationRequest"`
 	} `json:"tool"`

@@ -17,7 +17,8 @@ import (
 
 // linkPanel is the real sidecar driven over the editor link by a stand-in
 // plugin (testkit.Editor), with the agent panel attached to a server the
-// sidecar started.
+// sidecar started: found on PATH, as a user installed it, since the plugin
+// gives no command.
 type linkPanel struct {
 	w  *world
 	ed *testkit.Editor
@@ -29,7 +30,8 @@ func startLinkPanel(t *testing.T, w *world) *linkPanel {
 	ed.Initialize(t, w.sb, nil)
 	lp := &linkPanel{w: w, ed: ed}
 	var res map[string]any
-	if err := ed.Call(10*time.Second, "agent/start", map[string]any{"command": []string{"node", serverScript(t)}}, &res); err != nil {
+	// No params: a Lua plugin's empty table goes out as [].
+	if err := ed.Call(10*time.Second, "agent/start", []any{}, &res); err != nil {
 		t.Fatalf("agent/start: %v", err)
 	}
 	lp.wait(t, 0, "ready", nil)
@@ -99,6 +101,30 @@ func TestLinkEditFlow(t *testing.T) {
 		lp.wait(t, after, "state", stateIs("idle"))
 		if got, _ := w.read(t, "notes.txt"); got != "user text\n" {
 			t.Fatalf("notes.txt = %q; want the user's version", got)
+		}
+	})
+
+	// Server 0.25.2 trims the end of a write_file proposal: the file's
+	// final newline is kept in what the plugin is shown and on disk.
+	t.Run("EditKeepsFinalNewline", func(t *testing.T) {
+		path := w.write(t, "list.txt", "one\n")
+		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "one\ntwo\n"}))
+		w.fake.Reply(fakegemini.Text("Added two."))
+		from := lp.ed.Len()
+		if err := lp.call(t, "agent/prompt", map[string]any{"text": "add two"}); err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := lp.wait(t, from, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+		d := ev.Tool.ConfirmationRequest.FileEditDetails
+		if d == nil || d.NewContent != "one\ntwo\n" || !strings.Contains(d.Note, "final newline") || !ev.Tool.DiffShown {
+			t.Fatalf("edit shown as %+v; want the proposal with its final newline, and a note", ev.Tool)
+		}
+		lp.wait(t, from, "state", stateIs("waiting"))
+		lp.ed.Notify(t, "diff/accepted", map[string]any{"filePath": path, "content": "one\ntwo\n", "diffId": ev.Tool.DiffID})
+		_, after := lp.wait(t, from, "text", func(e event) bool { return strings.Contains(e.Text, "Added two.") })
+		lp.wait(t, after, "state", stateIs("idle"))
+		if got, _ := w.read(t, "list.txt"); got != "one\ntwo\n" {
+			t.Fatalf("list.txt = %q; want the agent's edit with the final newline", got)
 		}
 	})
 
@@ -266,12 +292,16 @@ func TestLinkResubscribeAfterKill(t *testing.T) {
 	}
 }
 
-// TestLinkCancel cancels a turn while a shell command runs: the panel says
-// canceled at once and the command's later effect never happens.
+// TestLinkCancel cancels a turn while a shell command runs: the command is
+// stopped (its later effect never happens), the panel says so, and the
+// next prompt starts afresh.
 func TestLinkCancel(t *testing.T) {
 	w := newWorld(t)
 	lp := startLinkPanel(t, w)
-	w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep 20 && echo late > late.txt", "description": "slow"}))
+	// A command that would leave a file after a delay far longer than the
+	// test: once no process of it is left, the file can never come.
+	command := "sleep 30.413 && echo late > late.txt"
+	w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
 	if err := lp.call(t, "agent/prompt", map[string]any{"text": "run slow"}); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +314,15 @@ func TestLinkCancel(t *testing.T) {
 	if err := lp.call(t, "agent/cancel", nil); err != nil {
 		t.Fatal(err)
 	}
-	lp.wait(t, i, "state", stateIs("canceled"))
+	lp.wait(t, i, "tool", func(e event) bool { return e.Tool.ToolCallID == ev.Tool.ToolCallID && e.Tool.Status == "CANCELLED" })
+	st, _ := lp.wait(t, i, "state", stateIs("canceled"))
+	if !strings.Contains(st.Text, "stopped `"+command+"`") {
+		t.Fatalf("canceled state says %q; want it to say the command was stopped", st.Text)
+	}
+	testkit.WaitNoProcess(t, "sleep 30.413")
+	if _, exists := w.read(t, "late.txt"); exists {
+		t.Fatal("the cancelled command ran to its end")
+	}
 	if err := lp.call(t, "agent/cancel", nil); err == nil || !strings.Contains(err.Error(), "nothing to cancel") {
 		t.Fatalf("second cancel: %v; want nothing to cancel", err)
 	}
@@ -315,7 +353,7 @@ func TestServerIgnoresIDECompanion(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Command: []string{"node", serverScript(t)}, Dir: w.sb.Workspace, Env: env})
+	srv, err := launch.Start(ctx, launch.Options{Dir: w.sb.Workspace, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +408,7 @@ func TestLinkServerDies(t *testing.T) {
 		t.Fatalf("prompt without a server: %v; want an error naming agent/start", err)
 	}
 	from = lp.ed.Len()
-	if err := lp.call(t, "agent/start", map[string]any{"command": []string{"node", serverScript(t)}}); err != nil {
+	if err := lp.call(t, "agent/start", nil); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := lp.wait(t, from, "ready", nil)

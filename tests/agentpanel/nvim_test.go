@@ -15,10 +15,11 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )
 
-// initLua loads the plugin from this checkout, starts the sidecar under
-// test, and points the agent panel at the pinned A2A server. Messages go to
-// a file (for diagnostics) instead of the screen, so no hit-enter prompt
-// can swallow the keys the test types.
+// initLua loads the plugin from this checkout and starts the sidecar under
+// test; the agent panel keeps its default settings (the sidecar finds the
+// A2A server on PATH, installed as users install it). Messages go to a
+// file (for diagnostics) instead of the screen, so no hit-enter prompt can
+// swallow the keys the test types.
 const initLua = `
 vim.opt.rtp:prepend(%q)
 vim.o.swapfile = false
@@ -29,7 +30,6 @@ vim.notify = function(msg, level)
   if f then f:write(tostring(msg):gsub("\n", " ") .. "\n") f:close() end
 end
 require("gemini_companion").setup({ sidecar = { cmd = %q, log_level = "debug", log_file = %q } })
-require("gemini_companion.agent").setup({ command = { "node", %q } })
 `
 
 // nv is Neovim in tmux with the plugin.
@@ -49,7 +49,7 @@ func startNvim(t *testing.T, w *world, args ...string) *nv {
 	n := &nv{w: w, notes: filepath.Join(w.sb.TmpDir, "notes.txt"), log: filepath.Join(w.sb.TmpDir, "sidecar.log")}
 	initPath := filepath.Join(w.sb.TmpDir, "init.lua")
 	plugin := filepath.Join(testkit.ModuleRoot(t), "plugins", "nvim")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, plugin, n.notes, testkit.Binary(t), n.log, serverScript(t)), 0o600); err != nil {
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, plugin, n.notes, testkit.Binary(t), n.log), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n.pane = tmuxdrive.Start(t, tmuxdrive.Options{
@@ -165,12 +165,12 @@ func TestNvimAgentPanel(t *testing.T) {
 		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "agent line\n"}))
 		w.fake.Reply(fakegemini.Text("Done editing."))
 		n.ex(t, "GeminiAgent rewrite the notes")
-		p.WaitFor(t, "(proposed by Gemini)", turnTimeout)
+		// The view's status lines, as docs/agent-panel.md shows them.
+		p.WaitFor(t, ":w accepts  :q rejects  notes.txt (proposed by Gemini)  (CLI agent)", turnTimeout)
+		p.WaitFor(t, "notes.txt (now, read-only)", 5*time.Second)
 		p.WaitFor(t, "agent line", 10*time.Second)
-		// The user changes the proposal, then saves it.
-		p.Keys(t, "Escape", "g", "g", "c", "c")
-		p.Type(t, "user line")
-		p.Keys(t, "Escape")
+		// The user changes the proposal's line, then saves it.
+		p.Keys(t, "Escape", "g", "g", "c", "c", "user line", "Escape")
 		n.ex(t, "w")
 		p.WaitFor(t, "Done editing.", turnTimeout)
 		n.waitFile(t, "notes.txt", "user line\n")
@@ -204,14 +204,36 @@ func TestNvimAgentPanel(t *testing.T) {
 	})
 
 	t.Run("CancelMidTurn", func(t *testing.T) {
-		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep 15", "description": "wait"}))
+		// A command that would leave a file after a delay far longer than
+		// the test: once no process of it is left, the file can never come.
+		command := "sleep 30.619 && echo late > late.txt"
+		w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "wait"}))
 		n.ex(t, "GeminiAgent wait a while")
 		p.WaitFor(t, "1: Allow once", turnTimeout)
 		p.Type(t, "1")
-		p.WaitFor(t, "sleep 15  [EXECUTING]", turnTimeout)
+		p.WaitFor(t, command+"  [EXECUTING]", turnTimeout)
 		n.ex(t, "GeminiAgent!")
 		p.WaitFor(t, "— canceled —", 20*time.Second)
+		p.WaitFor(t, "• stopped `"+command+"`", 5*time.Second)
+		p.WaitFor(t, command+"  [CANCELLED]", 5*time.Second)
 		p.WaitFor(t, "Gemini agent: canceled", 5*time.Second)
+		testkit.WaitNoProcess(t, "sleep 30.619")
+		if _, exists := w.read(t, "late.txt"); exists {
+			t.Fatal("the cancelled command ran to its end")
+		}
+	})
+
+	t.Run("EditKeepsFinalNewline", func(t *testing.T) {
+		w.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "user line\nsecond line\n"}))
+		w.fake.Reply(fakegemini.Text("Added a line."))
+		n.ex(t, "GeminiAgent add a line to the notes")
+		p.WaitFor(t, "(proposed by Gemini)", turnTimeout)
+		if !testkit.Poll(10*time.Second, func() bool { return strings.Contains(mustRead(n.notes), "the newline is kept") }) {
+			t.Fatalf("the view did not say the final newline is kept; notes:\n%s", mustRead(n.notes))
+		}
+		n.ex(t, "w")
+		p.WaitFor(t, "Added a line.", turnTimeout)
+		n.waitFile(t, "notes.txt", "user line\nsecond line\n")
 	})
 
 	t.Run("ResumeAfterSidecarKilled", func(t *testing.T) {
@@ -262,4 +284,36 @@ func sidecarLog(path string, lines int) string {
 		keep = keep[len(keep)-lines:]
 	}
 	return strings.Join(keep, "\n")
+}
+
+// TestNvimAgentServerNotFound: with no A2A server installed, :GeminiAgent
+// says so in the Neovim user's terms: how to install it, and the plugin's
+// own option for the command (not the bridge's --server-command).
+func TestNvimAgentServerNotFound(t *testing.T) {
+	w := newWorld(t)
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err != nil {
+			keep = append(keep, dir)
+		}
+	}
+	w.pathEnv = "PATH=" + strings.Join(keep, string(os.PathListSeparator))
+	n := startNvim(t, w)
+	n.ex(t, "GeminiAgent")
+	var said string
+	if !testkit.Poll(turnTimeout, func() bool {
+		said = mustRead(n.notes)
+		return strings.Contains(said, "is not on PATH")
+	}) {
+		t.Fatalf("no error about the missing server; notes:\n%s", said)
+	}
+	for _, want := range []string{"npm install -g @google/gemini-cli-a2a-server", `require("gemini_companion.agent").setup({ command =`} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("the error does not mention %q:\n%s", want, said)
+		}
+	}
+	if strings.Contains(said, "--server-command") {
+		t.Fatalf("the error tells a Neovim user about the bridge's flag:\n%s", said)
+	}
+	n.pane.WaitFor(t, "! Gemini CLI's A2A server", 10*time.Second)
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/cmd/gemini-ide-companion/doctor"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
-	"github.com/gemini-ide-companion/gemini-ide-companion/internal/doctor"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"

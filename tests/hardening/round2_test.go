@@ -287,7 +287,7 @@ func TestHugeOpenDiffDoesNotKillTheSidecar(t *testing.T) {
 		t.Fatalf("openDiff failed: %s", toolText(res))
 	}
 	raw := s.ed.WaitFor(t, "request:diff/open", 6*wait, nil)
-	var req companion.DiffRequest
+	var req protocol.DiffOpenParams
 	if err := json.Unmarshal(raw, &req); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
@@ -28,14 +28,14 @@ func startWithStates(t *testing.T) started {
 
 func stateIs(state string) func(json.RawMessage) bool {
 	return func(p json.RawMessage) bool {
-		var st companion.DiffState
+		var st protocol.DiffStateParams
 		return json.Unmarshal(p, &st) == nil && st.State == state
 	}
 }
 
-func decodeState(t *testing.T, raw json.RawMessage) companion.DiffState {
+func decodeState(t *testing.T, raw json.RawMessage) protocol.DiffStateParams {
 	t.Helper()
-	var st companion.DiffState
+	var st protocol.DiffStateParams
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatalf("diff/state %s: %v", raw, err)
 	}
@@ -43,11 +43,11 @@ func decodeState(t *testing.T, raw json.RawMessage) companion.DiffState {
 }
 
 // opened returns the diff/open requests the editor received, decoded.
-func opened(s started) []companion.DiffRequest {
-	var out []companion.DiffRequest
+func opened(s started) []protocol.DiffOpenParams {
+	var out []protocol.DiffOpenParams
 	for _, r := range s.ed.Requests() {
 		if r.Method == "diff/open" {
-			var dr companion.DiffRequest
+			var dr protocol.DiffOpenParams
 			json.Unmarshal(r.Params, &dr)
 			out = append(out, dr)
 		}
@@ -167,7 +167,7 @@ func TestChangeOnDiskUnderAnOpenDiffNeedsAnExplicitChoice(t *testing.T) {
 
 	write(t, path, "v2 from another tool\n")
 	st := decodeState(t, s.ed.WaitFor(t, "diff/state", wait, func(p json.RawMessage) bool {
-		var st companion.DiffState
+		var st protocol.DiffStateParams
 		return json.Unmarshal(p, &st) == nil && st.State == "changedOnDisk" && st.DiskContent != nil && *st.DiskContent == "v2 from another tool\n"
 	}))
 	if st.DiskContent == nil || *st.DiskContent != "v2 from another tool\n" || !strings.Contains(st.UnifiedDiff, "-v2 from another tool") {
@@ -324,7 +324,7 @@ func TestAQueuedProposalLeavesTheQueueWhenWithdrawnOrItsCLIGoes(t *testing.T) {
 	mustOpen(t, c, path, "C\n")
 	queuedIs := func(n int) func(json.RawMessage) bool {
 		return func(p json.RawMessage) bool {
-			st := companion.DiffState{Queued: -1}
+			st := protocol.DiffStateParams{Queued: -1}
 			return json.Unmarshal(p, &st) == nil && st.State == "queued" && st.Queued == n
 		}
 	}

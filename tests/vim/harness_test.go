@@ -66,6 +66,11 @@ type Vim struct {
 	pane    *tmuxdrive.Pane
 	proc    *testkit.Process // a headless vim
 	stdin   interface{ Close() error }
+
+	mu sync.Mutex
+	// exNotes are the plugin's messages printed by commands run through
+	// Ex: execute() captures them, so they never reach :messages.
+	exNotes []string
 }
 
 // vimrc loads the plugin, connects the control channel and defines the
@@ -187,10 +192,9 @@ func (v *Vim) diagnostics() string {
 		if res, err := v.ctl.call(2*time.Second, "GicEval", "string(filter(gemini_companion#link#State(), {k -> k !=# 'policy'}))"); err == nil {
 			fmt.Fprintf(&b, "--- link state: %v\n", res)
 		}
-		if res, err := v.ctl.call(2*time.Second, "GicEval", "gemini_companion#util#Notes()"); err == nil {
+		if res, err := v.ctl.call(2*time.Second, "GicEval", messagesExpr); err == nil {
 			for _, n := range asList(res) {
-				m, _ := n.(map[string]any)
-				fmt.Fprintf(&b, "--- notify(%v): %v\n", m["level"], m["msg"])
+				fmt.Fprintf(&b, "--- message: %v\n", n)
 			}
 		}
 	}
@@ -230,6 +234,13 @@ func (v *Vim) Ex(t testing.TB, cmd string) string {
 		t.Fatalf(":%s: %v\n%s", cmd, err, v.diagnostics())
 	}
 	s, _ := res.(string)
+	for _, line := range strings.Split(s, "\n") {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "Gemini: "); ok {
+			v.mu.Lock()
+			v.exNotes = append(v.exNotes, msg)
+			v.mu.Unlock()
+		}
+	}
 	return s
 }
 
@@ -285,18 +296,19 @@ func (v *Vim) WaitRunning(t testing.TB) {
 	v.WaitFor(t, "the sidecar to run", "gemini_companion#link#Running()", waitTimeout)
 }
 
-// Notes are the messages the plugin showed so far.
+// messagesExpr is the plugin's messages the user saw so far: its lines
+// of :messages, without their "Gemini: " prefix.
+const messagesExpr = `map(filter(split(execute('messages'), "\n"), {_, l -> l =~# '^Gemini: '}), {_, l -> l[8:]})`
+
+// Notes are the messages the plugin showed so far: those in :messages,
+// then those of commands run through Ex.
 func (v *Vim) Notes(t testing.TB) []string {
 	t.Helper()
-	var notes []struct {
-		Msg string `json:"msg"`
-	}
-	v.EvalJSON(t, &notes, "gemini_companion#util#Notes()")
-	out := make([]string, len(notes))
-	for i, n := range notes {
-		out[i] = n.Msg
-	}
-	return out
+	var notes []string
+	v.EvalJSON(t, &notes, messagesExpr)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append(notes, v.exNotes...)
 }
 
 // WaitNote waits for a message containing substr.

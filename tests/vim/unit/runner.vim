@@ -17,6 +17,12 @@ def g:GicWait(Cond: func, what: string, timeout_ms: number = 10000): bool
   return true
 enddef
 
+# The plugin's messages the user saw so far (its lines of :messages,
+# without their "Gemini: " prefix), oldest first.
+def g:GicMessages(): list<string>
+  return split(execute('messages'), "\n")->filter((_, l) => l =~ '^Gemini: ')->mapnew((_, l) => l[8 :])
+enddef
+
 # The test functions defined so far (global functions named Test_*).
 def g:GicTests(): list<string>
   return getcompletion('Test_', 'function')->map((_, n) => substitute(n, '(.*$', '', ''))->sort()

@@ -64,7 +64,7 @@ def g:Test_restarts_after_a_crash_per_policy()
   Start()
   var before = link.State()
   var file = before.info.discoveryFile
-  var seen = len(gemini_companion#util#Notes())
+  var seen = len(g:GicMessages())
   var up: list<bool> = []
   link.OnReady((u) => add(up, u))
   system('kill -9 ' .. before.pid)
@@ -78,7 +78,7 @@ def g:Test_restarts_after_a_crash_per_policy()
   assert_equal([false, true], up)
   assert_equal(1, len(now.restarts))
   # The texts are the sidecar's, with the reason filled in.
-  var notes = gemini_companion#util#Notes()[seen :]->mapnew((_, n) => n.msg)
+  var notes = g:GicMessages()[seen :]
   var restarting = filter(copy(notes), (_, m) => m =~ 'restarting it')
   assert_equal(1, len(restarting), string(notes))
   assert_match('(signal 9)', restarting[0])

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 )
 
@@ -137,6 +138,8 @@ func (g *gen) schema(t reflect.Type, enum string) map[string]any {
 		return s
 	case reflect.Uint, reflect.Uint32, reflect.Uint64:
 		return map[string]any{"type": "integer", "minimum": 0}
+	case reflect.Interface:
+		return map[string]any{} // any JSON value
 	}
 	panic(fmt.Sprintf("schemagen: no schema for %s", t))
 }
@@ -225,7 +228,12 @@ func Generate(src string) ([]byte, error) {
 			kind = "notification"
 		}
 		entry := map[string]any{"from": string(m.From), "kind": kind, "since": m.Since, "description": m.Doc}
-		if m.Params != nil {
+		if m.Group != "" {
+			entry["group"] = m.Group
+		}
+		if m.Params != nil && m.OptionalParams {
+			entry["params"] = nullable(g.ref(reflect.TypeOf(m.Params)))
+		} else if m.Params != nil {
 			entry["params"] = g.ref(reflect.TypeOf(m.Params))
 		} else {
 			entry["params"] = map[string]any{"type": []any{"object", "null"}, "maxProperties": 0}
@@ -240,8 +248,9 @@ func Generate(src string) ([]byte, error) {
 		methods[m.Name] = entry
 	}
 	g.defs["Error"] = map[string]any{
-		"type":        "object",
-		"description": "A JSON-RPC error object. code is one of -32700 (parse error), -32600 (invalid request, too big, not initialized), -32601 (method not found), -32602 (invalid params), -32603 (internal error).",
+		"type": "object",
+		"description": fmt.Sprintf("A JSON-RPC error object. code is one of %d (parse error), %d (invalid request, too big, not initialized), %d (method not found), %d (invalid params), %d (internal error).",
+			link.CodeParseError, link.CodeInvalidRequest, link.CodeMethodNotFound, link.CodeInvalidParams, link.CodeInternalError),
 		"properties": map[string]any{
 			"code":    map[string]any{"type": "integer"},
 			"message": map[string]any{"type": "string"},

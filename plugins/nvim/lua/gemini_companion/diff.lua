@@ -221,13 +221,9 @@ local function label(view)
   end
 end
 
-local function open_view(path, new_content, original, req)
-  req = req or {}
-  local origin_tab = api.nvim_get_current_tabpage()
-  local origin_win = api.nvim_get_current_win()
-  local origin_mode = api.nvim_get_mode().mode
-  counter = counter + 1
-
+-- The two buffers of a view: the original (read-only scratch) and the
+-- proposal (written with :w, which accepts it).
+local function make_buffers(path, new_content, original)
   local orig_name = "gemini://original/" .. path
   local prop_name = "gemini://proposal/" .. path
   wipe_named(orig_name)
@@ -252,7 +248,12 @@ local function open_view(path, new_content, original, req)
     api.nvim_buf_set_option(orig, "filetype", ft)
     api.nvim_buf_set_option(prop, "filetype", ft)
   end
+  return orig, prop
+end
 
+-- Shows orig and prop side by side in diff mode, in a new tab or a split
+-- (diff.layout), and returns the tab, the two windows and whether it split.
+local function show_windows(path, orig, prop, origin_tab)
   util.leave_visual()
   local split = config.options.diff.layout == "vsplit"
   if split then
@@ -273,26 +274,14 @@ local function open_view(path, new_content, original, req)
   if not split then
     layout.keep_terminal_size(origin_tab, prop_win)
   end
+  return tab, orig_win, prop_win, split
+end
 
-  local view = {
-    id = counter,
-    path = path,
-    tab = tab,
-    orig_buf = orig,
-    prop_buf = prop,
-    orig_win = orig_win,
-    prop_win = prop_win,
-    origin_tab = origin_tab,
-    origin_win = origin_win,
-    origin_mode = origin_mode,
-    split = split,
-    done = false,
-    diff_id = type(req.diffId) == "number" and req.diffId or nil,
-    owner = type(req.owner) == "string" and req.owner or nil,
-    outside = req.outsideWorkspace == true,
-    queued = type(req.queued) == "number" and req.queued or 0,
-  }
-  view.group = api.nvim_create_augroup("GeminiCompanionDiff" .. counter, { clear = true })
+-- Takes the user's decision on view: :w accepts, leaving the view rejects,
+-- and the accept and reject keymaps.
+local function listen(view)
+  local prop = view.prop_buf
+  view.group = api.nvim_create_augroup("GeminiCompanionDiff" .. view.id, { clear = true })
   api.nvim_create_autocmd("BufWriteCmd", {
     group = view.group,
     buffer = prop,
@@ -329,6 +318,66 @@ local function open_view(path, new_content, original, req)
       decide(view, false)
     end, { buffer = prop, desc = "Reject Gemini's proposed change" })
   end
+end
+
+-- Puts the user in the proposal (diff.focus), or back where they were, and
+-- says how to answer.
+local function present(view, req)
+  local rel = vim.fn.fnamemodify(view.path, ":~:.")
+  if type(req.notice) == "string" and req.notice ~= "" then
+    util.notify(req.notice, "warn")
+  end
+  local origin_mode = view.origin_mode
+  local keep_terminal = config.options.diff.keep_terminal_focus and origin_mode == "t"
+  if config.options.diff.focus and not keep_terminal then
+    local m = origin_mode:sub(1, 1)
+    if m == "i" or m == "t" or m == "R" then
+      vim.cmd("stopinsert")
+    end
+    api.nvim_set_current_win(view.prop_win)
+    util.notify(string.format("Gemini proposes a change to %s: :w accepts (with your edits), :q rejects", rel))
+  else
+    api.nvim_set_current_tabpage(view.origin_tab)
+    if api.nvim_win_is_valid(view.origin_win) then
+      api.nvim_set_current_win(view.origin_win)
+    end
+    if origin_mode == "t" then
+      vim.cmd("startinsert")
+    end
+    util.notify(
+      string.format("Gemini proposes a change to %s (tab %d): :GeminiAccept or :GeminiReject", rel, api.nvim_tabpage_get_number(view.tab))
+    )
+  end
+end
+
+local function open_view(path, new_content, original, req)
+  req = req or {}
+  local origin_tab = api.nvim_get_current_tabpage()
+  local origin_win = api.nvim_get_current_win()
+  local origin_mode = api.nvim_get_mode().mode
+  counter = counter + 1
+
+  local orig, prop = make_buffers(path, new_content, original)
+  local tab, orig_win, prop_win, split = show_windows(path, orig, prop, origin_tab)
+  local view = {
+    id = counter,
+    path = path,
+    tab = tab,
+    orig_buf = orig,
+    prop_buf = prop,
+    orig_win = orig_win,
+    prop_win = prop_win,
+    origin_tab = origin_tab,
+    origin_win = origin_win,
+    origin_mode = origin_mode,
+    split = split,
+    done = false,
+    diff_id = type(req.diffId) == "number" and req.diffId or nil,
+    owner = type(req.owner) == "string" and req.owner or nil,
+    outside = req.outsideWorkspace == true,
+    queued = type(req.queued) == "number" and req.queued or 0,
+  }
+  listen(view)
 
   local old = views[path]
   views[path] = view
@@ -339,30 +388,7 @@ local function open_view(path, new_content, original, req)
   end
 
   label(view)
-  local rel = vim.fn.fnamemodify(path, ":~:.")
-  if type(req.notice) == "string" and req.notice ~= "" then
-    util.notify(req.notice, "warn")
-  end
-  local keep_terminal = config.options.diff.keep_terminal_focus and origin_mode == "t"
-  if config.options.diff.focus and not keep_terminal then
-    local m = origin_mode:sub(1, 1)
-    if m == "i" or m == "t" or m == "R" then
-      vim.cmd("stopinsert")
-    end
-    api.nvim_set_current_win(prop_win)
-    util.notify(string.format("Gemini proposes a change to %s: :w accepts (with your edits), :q rejects", rel))
-  else
-    api.nvim_set_current_tabpage(origin_tab)
-    if api.nvim_win_is_valid(origin_win) then
-      api.nvim_set_current_win(origin_win)
-    end
-    if origin_mode == "t" then
-      vim.cmd("startinsert")
-    end
-    util.notify(
-      string.format("Gemini proposes a change to %s (tab %d): :GeminiAccept or :GeminiReject", rel, api.nvim_tabpage_get_number(tab))
-    )
-  end
+  present(view, req)
   pcall(vim.cmd, "redrawstatus!")
   return view
 end

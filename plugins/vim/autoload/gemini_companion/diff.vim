@@ -19,11 +19,6 @@ export def Paths(): list<string>
   return values(views)->sort((a, b) => a.seq - b.seq)->mapnew((_, v) => v.path)
 enddef
 
-# The view of path (a copy, for :GeminiStatus and tests), or {}.
-export def View(path: string): dict<any>
-  return has_key(views, path) ? deepcopy(views[path]) : {}
-enddef
-
 # The view shown in buffer buf (either side), or {}.
 def ViewOf(buf: number): dict<any>
   for v in values(views)

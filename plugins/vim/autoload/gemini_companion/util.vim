@@ -46,8 +46,6 @@ export const DEFAULT_POLICY = {
 
 const LEVELS = {debug: 0, info: 1, warn: 2, error: 3}
 
-# Every message shown, for :messages-like lookups and tests.
-var notes: list<dict<any>> = []
 var warned: dict<bool> = {}
 
 # The value of option name: g:gemini_companion[name] when it is valid,
@@ -81,10 +79,6 @@ enddef
 
 # Shows a message: in :messages, and in a popup for warnings and errors.
 export def Notify(msg: string, level: string = 'info')
-  add(notes, {msg: msg, level: level})
-  if len(notes) > 200
-    remove(notes, 0)
-  endif
   if get(LEVELS, level, 1) < get(LEVELS, Opt('notify_level'), 1)
     return
   endif
@@ -95,10 +89,6 @@ export def Notify(msg: string, level: string = 'info')
   if level == 'warn' || level == 'error'
     popup_notification('Gemini: ' .. msg, {highlight: hl, time: 6000, maxwidth: max([30, &columns - 10])})
   endif
-enddef
-
-export def Notes(): list<dict<any>>
-  return deepcopy(notes)
 enddef
 
 const PLUGIN_DIR = resolve(expand('<sfile>:p'))->fnamemodify(':h:h:h')

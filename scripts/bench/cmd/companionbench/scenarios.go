@@ -311,14 +311,35 @@ func closeAll(sessions []*cliSession) {
 func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload, rr *roundResult) (int, error) {
 	pctx, cancel := context.WithTimeout(ctx, cfg.phaseTimeout)
 	defer cancel()
-	calls := 0
 
-	// One session, one call at a time.
+	// The first session stays connected through the phases after its own.
 	one, err := connectCLI(pctx, c)
+	if err != nil {
+		return 0, err
+	}
+	defer one.close()
+	calls, err := oneSession(pctx, c, cfg, w, one, rr)
 	if err != nil {
 		return calls, err
 	}
-	defer one.close()
+
+	sessions, err := connectMany(pctx, c, cfg.sessionsN)
+	if err != nil {
+		return calls, err
+	}
+	defer closeAll(sessions)
+	n, err := manySessions(pctx, c, cfg, w, sessions, rr)
+	calls += n
+	if err != nil {
+		return calls, err
+	}
+	n, err = topUp(pctx, w, sessions, cfg.toolCalls-calls)
+	return calls + n, err
+}
+
+// oneSession measures one session making one call at a time, then the
+// accept path: the editor accepts, the CLI hears ide/diffAccepted.
+func oneSession(pctx context.Context, c *companion, cfg config, w *workload, one *cliSession, rr *roundResult) (calls int, err error) {
 	path0 := w.sessionFile(0)
 	for range cfg.warmup {
 		if _, err := one.openDiff(pctx, path0, w.small); err != nil {
@@ -346,27 +367,26 @@ func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload
 	}
 	rr.cpuPerCall1 = (cpu1 - cpu0) / time.Duration(max(len(rr.lat1), 1))
 
-	// The accept path: the editor accepts, the CLI hears ide/diffAccepted.
 	if err := c.notify("diff/accepted", map[string]string{"filePath": path0, "content": w.small}); err != nil {
 		return calls, err
 	}
 	if err := one.waitAccepted(pctx, 5*time.Second, path0); err != nil {
 		return calls, fmt.Errorf("%s: %w", c.kind, err)
 	}
+	return calls, nil
+}
 
-	// N sessions, each one call at a time, all at once.
-	sessions, err := connectMany(pctx, c, cfg.sessionsN)
-	if err != nil {
-		return calls, err
-	}
-	defer closeAll(sessions)
+// manySessions measures N sessions, each making one call at a time, all at
+// once; then each closes its diff (closeDiff answers JSON for an open one).
+func manySessions(pctx context.Context, c *companion, cfg config, w *workload, sessions []*cliSession, rr *roundResult) (calls int, err error) {
 	lats := make([][]time.Duration, len(sessions))
 	errs := make([]error, len(sessions))
 	var wg sync.WaitGroup
-	if cpu0, err = readCPU(c.pid); err != nil {
+	cpu0, err := readCPU(c.pid)
+	if err != nil {
 		return calls, err
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	for i, s := range sessions {
 		wg.Go(func() {
 			path := w.sessionFile(i)
@@ -385,7 +405,8 @@ func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload
 	if err := errors.Join(errs...); err != nil {
 		return calls, err
 	}
-	if cpu1, err = readCPU(c.pid); err != nil {
+	cpu1, err := readCPU(c.pid)
+	if err != nil {
 		return calls, err
 	}
 	for _, l := range lats {
@@ -395,44 +416,49 @@ func throughputPhases(ctx context.Context, c *companion, cfg config, w *workload
 	rr.rateN = float64(len(rr.latN)) / elapsed.Seconds()
 	rr.cpuPerCallN = (cpu1 - cpu0) / time.Duration(max(len(rr.latN), 1))
 
-	// closeDiff answers JSON for an open diff.
 	for i, s := range sessions {
 		if err := s.closeDiff(pctx, w.sessionFile(i)); err != nil {
 			return calls, err
 		}
 		calls++
 	}
+	return calls, nil
+}
 
-	// Top up to cfg.toolCalls with openDiff/closeDiff pairs.
-	remaining := cfg.toolCalls - calls
-	if remaining > 0 {
-		per := (remaining + len(sessions) - 1) / len(sessions)
-		counts := make([]int, len(sessions))
-		for i, s := range sessions {
-			wg.Go(func() {
-				path := w.sessionFile(i)
-				for j := 0; j < per; j++ {
-					var err error
-					if j%2 == 0 {
-						_, err = s.openDiff(pctx, path, w.small)
-					} else {
-						err = s.closeDiff(pctx, path)
-					}
-					if err != nil {
-						errs[i] = err
-						return
-					}
-					counts[i]++
+// topUp makes about remaining more tool calls, openDiff/closeDiff pairs
+// spread over the sessions.
+func topUp(pctx context.Context, w *workload, sessions []*cliSession, remaining int) (calls int, err error) {
+	if remaining <= 0 {
+		return 0, nil
+	}
+	per := (remaining + len(sessions) - 1) / len(sessions)
+	counts := make([]int, len(sessions))
+	errs := make([]error, len(sessions))
+	var wg sync.WaitGroup
+	for i, s := range sessions {
+		wg.Go(func() {
+			path := w.sessionFile(i)
+			for j := 0; j < per; j++ {
+				var err error
+				if j%2 == 0 {
+					_, err = s.openDiff(pctx, path, w.small)
+				} else {
+					err = s.closeDiff(pctx, path)
 				}
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return calls, err
-		}
-		for _, n := range counts {
-			calls += n
-		}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				counts[i]++
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return calls, err
+	}
+	for _, n := range counts {
+		calls += n
 	}
 	return calls, nil
 }

@@ -9,6 +9,10 @@ local util = require("gemini_companion.util")
 
 local M = {}
 
+-- How a user sets the server command here; the sidecar names it in its
+-- errors (server not found, server exited).
+local COMMAND_OPTION = 'the command option: require("gemini_companion.agent").setup({ command = { "node", "/path/to/a2a-server.mjs" } })'
+
 local defaults = {
   -- Server command (list); nil: the sidecar finds gemini-cli-a2a-server.
   command = nil,
@@ -60,13 +64,16 @@ end
 
 local function request_start()
   panel.set_status(st.attached and "reconnecting" or "starting")
-  sidecar.request("agent/start", {
-    command = M.options.command,
-    url = st.url or M.options.url,
-    pid = st.pid,
-    taskId = st.task_id,
-    contextId = st.context_id,
-  }, on_answer)
+  -- An object even when every field is nil (default settings): an empty
+  -- Lua table would go out as [].
+  local params = vim.empty_dict()
+  params.command = M.options.command
+  params.url = st.url or M.options.url
+  params.pid = st.pid
+  params.taskId = st.task_id
+  params.contextId = st.context_id
+  params.commandOption = COMMAND_OPTION
+  sidecar.request("agent/start", params, on_answer)
 end
 
 local function with_sidecar(fn)
@@ -272,6 +279,10 @@ function handlers.state(ev)
   panel.set_status(state_text[ev.state] or ev.state)
   if ev.state == "canceled" then
     panel.append({ "— canceled —" })
+    if ev.text and ev.text ~= "" then
+      -- What cancel stopped, or what still runs because it could not.
+      panel.append({ "• " .. ev.text })
+    end
   elseif ev.state == "failed" and ev.text and ev.text ~= "" then
     panel.append({ "! " .. ev.text })
   end

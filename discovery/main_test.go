@@ -1,0 +1,13 @@
+package discovery
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
+)
+
+func TestMain(m *testing.M) {
+	testproc.Main()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,68 @@
+package testkit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// A2AServerVersion is the version of Gemini CLI's A2A server the tests run.
+const A2AServerVersion = "0.25.2"
+
+// A2AServerBin returns the bin folder of Gemini CLI's A2A server installed
+// the way users install it, `npm install -g @google/gemini-cli-a2a-server`,
+// into the private prefix tests/a2a/npm-global (scripts/test.sh does it).
+// Tests put it on PATH and let the programs under test find the server
+// there. Without it (or without node) the test is skipped, or fails under CI.
+func A2AServerBin(t testing.TB) string {
+	t.Helper()
+	prefix := filepath.Join(ModuleRoot(t), "tests", "a2a", "npm-global")
+	bin := filepath.Join(prefix, "bin")
+	cmd := filepath.Join(bin, "gemini-cli-a2a-server")
+	if runtime.GOOS == "windows" {
+		bin, cmd = prefix, filepath.Join(prefix, "gemini-cli-a2a-server.cmd")
+	}
+	_, errNode := exec.LookPath("node")
+	_, errBin := os.Stat(cmd)
+	if errNode == nil && errBin == nil {
+		return bin
+	}
+	msg := "needs node and Gemini CLI's A2A server installed with npm install -g: run scripts/test.sh a2a, or NPM_CONFIG_PREFIX=tests/a2a/npm-global npm install -g @google/gemini-cli-a2a-server@" + A2AServerVersion
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// PathWith returns PATH with dirs in front of this process's PATH, as a
+// KEY=VALUE entry for an environment.
+func PathWith(dirs ...string) string {
+	return "PATH=" + strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
+}
+
+// WaitNoProcess waits until no process's command line contains marker (a
+// command a test started that must have been stopped).
+func WaitNoProcess(t testing.TB, marker string) {
+	t.Helper()
+	var left string
+	if !Poll(15*time.Second, func() bool {
+		left = ""
+		procs, _ := process.Processes()
+		for _, p := range procs {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				left = cmd
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("still running: %s", left)
+	}
+}
