@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // A terminal is the master side of a pseudo-terminal an editor runs on:
@@ -49,7 +51,7 @@ func startOnTerminal(cmd *exec.Cmd, rows, cols int) (*terminal, error) {
 	}
 	defer slave.Close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	osproc.OnTerminal(cmd)
 	if err := cmd.Start(); err != nil {
 		master.Close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
