@@ -30,6 +30,7 @@ type config struct {
 	stormRate       int // events per second
 	stormDuration   time.Duration
 	stormSessions   int
+	stormWriteEvery time.Duration // the editor writes the events due this often
 	idleDuration    time.Duration // how long the idle phase watches the server
 	fanoutSessions  int
 	fanoutReps      int
@@ -63,6 +64,7 @@ func fullConfig() config {
 		stormRate:       2000,
 		stormDuration:   5 * time.Second,
 		stormSessions:   3,
+		stormWriteEvery: time.Millisecond,
 		idleDuration:    12 * time.Second,
 		fanoutSessions:  50,
 		fanoutReps:      5,
@@ -85,6 +87,7 @@ func shortConfig() config {
 		stormRate:       2000,
 		stormDuration:   time.Second,
 		stormSessions:   3,
+		stormWriteEvery: time.Millisecond,
 		idleDuration:    2 * time.Second,
 		fanoutSessions:  50,
 		fanoutReps:      1,
@@ -560,7 +563,7 @@ func stormPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *
 		return err
 	}
 	t0 := time.Now()
-	ticker := time.NewTicker(time.Millisecond)
+	ticker := time.NewTicker(cfg.stormWriteEvery)
 	defer ticker.Stop()
 	sent := 0
 	deadline := t0.Add(cfg.stormDuration + 2*time.Second)
