@@ -4,7 +4,8 @@
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
 # IDE client, the Sublime Text package's tests, the Windows build under Wine
 # (Go tests and the real Windows Gemini CLI end to end), brief fuzzing, and
-# one short benchmark round. Ends with a summary line.
+# one short benchmark round of the sidecar and of the editor plugins. Ends
+# with a summary line.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, windows, fuzz, bench, a2a)
@@ -272,6 +273,7 @@ want node && step "conformance (Gemini CLI's IdeClient)" node_tests
 want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.sh
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
+want bench && step "editor plugins benchmark, one short round (Neovim, Vim, Emacs)" scripts/bench-editors.sh --short
 
 echo
 echo "time per step:"

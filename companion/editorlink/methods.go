@@ -102,13 +102,13 @@ func (m linkMethods) Initialize(ctx context.Context, p protocol.InitializeParams
 	}
 	el.mu.Lock()
 	el.started = true
-	el.editorPID = editorPID
 	el.protocol = *p.ProtocolVersion
 	el.diffStates = p.Capabilities.DiffStates
 	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
 	el.ideName = p.IDE.DisplayName
 	el.caps = p.Capabilities
 	el.mu.Unlock()
+	el.editorPID <- editorPID // buffered; initialize succeeds once
 	el.warnNoDiscovery(info)
 	res := protocol.InitializeResult{
 		Port:            info.Port,

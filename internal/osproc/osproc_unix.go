@@ -137,3 +137,10 @@ func Parents() (map[int]int, error) {
 	}
 	return out, nil
 }
+
+// OnTerminal makes cmd start in a session of its own whose controlling
+// terminal is cmd's stdin, which must be the slave side of a
+// pseudo-terminal: what a program started in a terminal emulator gets.
+func OnTerminal(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+}

@@ -335,3 +335,7 @@ func terminate(pid int) {
 	defer windows.CloseHandle(h)
 	_ = windows.TerminateProcess(h, 1)
 }
+
+// OnTerminal does nothing on Windows: there are no controlling
+// terminals.
+func OnTerminal(*exec.Cmd) {}

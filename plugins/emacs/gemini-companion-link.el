@@ -134,6 +134,58 @@ signals `jsonrpc-error' (see `jsonrpc-error') to answer with an error."
       (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
              nil))))
 
+(defconst gemini-companion-link--native-json
+  (and (fboundp 'json-serialize) (fboundp 'json-available-p) (json-available-p))
+  "Non-nil when Emacs has its native JSON encoder and parser.")
+
+(declare-function json-encode-string "json" (string))
+(declare-function json-read-from-string "json" (string))
+(defvar json-object-type)
+(defvar json-false)
+(defvar json-null)
+
+(defun gemini-companion-link-json-string (string)
+  "STRING as a JSON string literal."
+  (or (and gemini-companion-link--native-json
+           ;; It refuses text that is not Unicode (raw bytes).
+           (ignore-errors (substring (json-serialize (vector string)) 1 -1)))
+      (progn (require 'json) (json-encode-string string))))
+
+(defconst gemini-companion-link--notify-head "{\"jsonrpc\":\"2.0\",\"method\":\"")
+(defconst gemini-companion-link--notify-mid "\",\"params\":")
+(defconst gemini-companion-link--notify-frame
+  (concat "Content-Length: %d\r\n\r\n" gemini-companion-link--notify-head "%s"
+          gemini-companion-link--notify-mid "%s}"))
+
+(defun gemini-companion-link-notify-json (method params)
+  "Send notification METHOD (a string) with PARAMS, a JSON object as text.
+Return nil if not running.  Unlike `gemini-companion-link-notify', it
+writes one string to the sidecar's pipe and allocates little else:
+cursor reports come this way while the user types, and every byte
+allocated then costs Emacs's garbage collector.  With
+`gemini-companion-log-events' on, it goes through jsonrpc, which logs
+it."
+  (when (and gemini-companion-link--conn (gemini-companion-link-running-p))
+    (condition-case err
+        (progn
+          (if (and gemini-companion-link--proc (not gemini-companion-log-events))
+              (process-send-string
+               gemini-companion-link--proc
+               (format gemini-companion-link--notify-frame
+                       (+ (string-bytes gemini-companion-link--notify-head) (string-bytes method)
+                          (string-bytes gemini-companion-link--notify-mid) (string-bytes params) 1)
+                       method params))
+            (jsonrpc-notify gemini-companion-link--conn (intern method)
+                            (if gemini-companion-link--native-json
+                                (json-parse-string params :object-type 'plist
+                                                   :null-object nil :false-object :json-false)
+                              (require 'json)
+                              (let ((json-object-type 'plist) (json-false :json-false) (json-null nil))
+                                (json-read-from-string params)))))
+          t)
+      (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
+             nil))))
+
 (defun gemini-companion-link--send-request (method params callback &optional timeout)
   "Send request METHOD with PARAMS; CALLBACK gets (ERROR RESULT).  TIMEOUT in s."
   (let ((cb (or callback #'ignore)))

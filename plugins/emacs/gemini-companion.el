@@ -87,9 +87,22 @@
     ('starting "Gemini: starting")
     (_ "Gemini: off")))
 
+(defvar gemini-companion--lighter nil
+  "The last lighter: (STATE STATUS . TEXT).")
+
 (defun gemini-companion--mode-line ()
-  "The mode line lighter."
-  (concat " " (gemini-companion-status-text)))
+  "The mode line lighter.
+Each redisplay asks for it, so it is made again only when the link's
+state or the sidecar's status changed (and, without `let', nothing is
+allocated when it did not, even when this file is not byte-compiled)."
+  (if (and gemini-companion--lighter
+           (eq (car gemini-companion--lighter) (gemini-companion-link-state))
+           (eq (cadr gemini-companion--lighter) gemini-companion--status))
+      (cddr gemini-companion--lighter)
+    (cddr (setq gemini-companion--lighter
+                (cons (gemini-companion-link-state)
+                      (cons gemini-companion--status
+                            (concat " " (gemini-companion-status-text))))))))
 
 (gemini-companion-link-on
  "status"

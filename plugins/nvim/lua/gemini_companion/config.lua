@@ -55,8 +55,10 @@ M.defaults = {
   -- warning.
   reload = true,
   context = {
-    -- Cursor and selection events closer together than this are sent once.
-    coalesce_ms = 20,
+    -- At most one cursor/selection report per this many milliseconds (the
+    -- sidecar's own pacing interval); the first change after a pause is
+    -- sent at once. 0: every change is sent.
+    coalesce_ms = 50,
   },
   -- Answer the editor tools (diagnostics, definitions, references, hover,
   -- outlines, workspace symbols, open files) from vim.diagnostic and
