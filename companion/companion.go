@@ -29,10 +29,10 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/edtools"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Announcer is implemented by editors that can tell the user things and

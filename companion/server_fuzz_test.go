@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // quickEditor shows every diff at once.

@@ -14,7 +14,7 @@
 # Then the editor tools (scripts/bench/cmd/edtoolsbench): what the companion
 # and its tools server add to a tool call, and 10,000 diagnostics.
 # Go micro-benchmarks of the hot paths:
-#   go test -run '^$' -bench . -benchmem ./context ./diffview ./companion/link ./companion
+#   go test -run '^$' -bench . -benchmem ./context ./diffview ./link ./companion
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,7 +65,7 @@ GOEXPERIMENT=jsonv2 go build -o "$work/companionbench" ./scripts/bench/cmd/compa
 
 if [[ "$short" == 1 ]]; then
 	# Prove the Go benchmarks still run: one iteration each, no figures kept.
-	go test -short -run '^$' -bench . -benchtime 1x ./context ./diffview ./companion/link ./companion >"$work/gobench.txt" 2>&1 || {
+	go test -short -run '^$' -bench . -benchtime 1x ./context ./diffview ./link ./companion >"$work/gobench.txt" 2>&1 || {
 		cat "$work/gobench.txt" >&2
 		echo "bench.sh: Go benchmarks failed" >&2
 		exit 1

@@ -207,11 +207,11 @@ fuzz_briefly() {
 
 schema_current() {
 	# The editor link's JSON Schema and its Go dispatch and client
-	# (companion/protocol/rpc) are generated from the Go types and the
-	# method table of companion/protocol (go generate); a stale checked-in
+	# (link/protocol/rpc) are generated from the Go types and the
+	# method table of link/protocol (go generate); a stale checked-in
 	# copy fails.
-	go run ./companion/protocol/internal/schemagen -check -src companion/protocol -out companion/protocol/editor-link.schema.json &&
-		go run ./companion/protocol/internal/rpcgen -check -out companion/protocol/rpc/methods_gen.go
+	go run ./link/protocol/internal/schemagen -check -src link/protocol -out link/protocol/editor-link.schema.json &&
+		go run ./link/protocol/internal/rpcgen -check -out link/protocol/rpc/methods_gen.go
 }
 
 install_line() {

@@ -13,7 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // SlashCommand is the RFC's SlashCommand. Gemini CLI's A2A server 0.25.2

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // The RFC's shapes are the agent panel's wire types (agent/event), defined

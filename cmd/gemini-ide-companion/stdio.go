@@ -11,8 +11,8 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/agentpanel"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/editorlink"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
 )
 
 // runStdio speaks the editor link on stdin and stdout: how editor plugins

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // SlashCommand is the RFC's SlashCommand (see rfc.ListCommands).

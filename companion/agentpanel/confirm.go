@@ -9,7 +9,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // tool forwards a tool-call update; a call that waits for approval becomes

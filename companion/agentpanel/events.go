@@ -5,7 +5,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/rfc"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Event and AgentInfo are the params of agent/event and what a ready

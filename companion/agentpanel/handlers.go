@@ -3,9 +3,9 @@ package agentpanel
 import (
 	"context"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/rpc"
 )
 
 // Register routes the editor link's agent/* requests on m to the panel

@@ -23,10 +23,10 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/edits"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/rpc"
 )
 
 // Options wire a Panel to its editor link and the sidecar's state.

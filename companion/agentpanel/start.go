@@ -12,7 +12,7 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // defaultCommandOption names the server command for a plugin that did not

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/edtools"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // The editor link as the companion's editor: it shows proposals and

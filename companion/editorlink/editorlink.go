@@ -21,10 +21,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/rpc"
 )
 
 // contextBatching is how often, at most, the link reads while the editor

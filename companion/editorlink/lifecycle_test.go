@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // TestInitializeCanBeRetriedAfterAFailedOne has the editor retry an

@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // linkMethods serve the link's own plugin → sidecar methods

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // maxSelectionBytes is enough UTF-8 for the CLI's 16384 UTF-16 units in

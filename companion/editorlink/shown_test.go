@@ -14,9 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // pluginSide is a protocol-1 plugin at the other end of the link: it shows

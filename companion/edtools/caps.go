@@ -9,9 +9,9 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // What the companion does to every answer before the model reads it: sort

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Editor is the plugin that answers the editor/* requests: the editor

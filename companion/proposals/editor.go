@@ -3,7 +3,7 @@ package proposals
 import (
 	"context"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Editor is whatever shows proposals to the user: an editor plugin over the

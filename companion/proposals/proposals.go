@@ -20,9 +20,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/dirwatch"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Options configure Proposals.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/diffview"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/testproc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // mutedEditor shows every diff (it keeps only a fingerprint of what it was

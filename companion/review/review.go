@@ -15,7 +15,7 @@ import (
 	"sync"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // Decider receives the user's decisions (the companion's proposals).

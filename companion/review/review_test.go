@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 type decisions struct {

@@ -20,8 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 

@@ -58,15 +58,15 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	t.Chdir(root(t))
 	frontends := []string{"companion/editorlink", "companion/agentpanel", "companion/review", "cmd/gemini-ide-companion"}
 	forbidden := map[string][]string{
-		"companion":              append([]string{"companion/link", "companion/protocol/rpc"}, frontends...),
-		"companion/proposals":    append([]string{"companion", "companion/link", "companion/protocol/rpc", "context", "discovery"}, frontends...),
-		"companion/review":       {"companion", "companion/editorlink", "companion/link", "companion/protocol/rpc"},
-		"companion/link":         {"companion", "companion/editorlink", "companion/protocol", "companion/protocol/rpc", "companion/proposals"},
-		"companion/protocol":     {"companion", "companion/editorlink", "companion/link", "companion/protocol/rpc", "companion/proposals", "context", "diffview", "discovery"},
-		"companion/protocol/rpc": {"companion", "companion/editorlink", "companion/agentpanel", "companion/proposals", "context", "diffview", "discovery"},
-		"context":                {"companion", "companion/editorlink", "companion/link", "companion/proposals", "diffview"},
-		"diffview":               {"companion", "companion/editorlink", "companion/link", "companion/proposals", "context"},
-		"discovery":              {"companion", "companion/editorlink", "companion/link", "companion/proposals", "context", "diffview"},
+		"companion":           append([]string{"link", "link/protocol/rpc"}, frontends...),
+		"companion/proposals": append([]string{"companion", "link", "link/protocol/rpc", "context", "discovery"}, frontends...),
+		"companion/review":    {"companion", "companion/editorlink", "link", "link/protocol/rpc"},
+		"link":                {"companion", "companion/editorlink", "link/protocol", "link/protocol/rpc", "companion/proposals"},
+		"link/protocol":       {"companion", "companion/editorlink", "link", "link/protocol/rpc", "companion/proposals", "context", "diffview", "discovery"},
+		"link/protocol/rpc":   {"companion", "companion/editorlink", "companion/agentpanel", "companion/proposals", "context", "diffview", "discovery"},
+		"context":             {"companion", "companion/editorlink", "link", "companion/proposals", "diffview"},
+		"diffview":            {"companion", "companion/editorlink", "link", "companion/proposals", "context"},
+		"discovery":           {"companion", "companion/editorlink", "link", "companion/proposals", "context", "diffview"},
 	}
 	for pkg, bad := range forbidden {
 		d := deps(t, pkg)

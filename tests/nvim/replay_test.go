@@ -20,7 +20,7 @@ import (
 // transcript's relay (the plugin starts this test binary as its sidecar),
 // checks the plugin's messages against the `plugin` lines, and performs the
 // `user` steps through the plugin's diff UI (:w accepts, ...). The format is
-// docs/editor-link.md's (companion/protocol/transcripts).
+// docs/editor-link.md's (link/protocol/transcripts).
 
 // relayEnv names the socket a relay connects to; set only in the
 // environment of the Neovim a replay starts.

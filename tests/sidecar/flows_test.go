@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 

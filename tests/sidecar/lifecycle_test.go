@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 

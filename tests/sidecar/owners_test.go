@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // DiffHandler answers one request from the sidecar (diff/open, diff/close)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 func pos(line, char int) protocol.Position { return protocol.Position{Line: line, Character: char} }

@@ -1,5 +1,5 @@
 // Package transcript reads the editor link's recorded exchanges
-// (companion/protocol/transcripts/*.jsonl, format in the README there) and
+// (link/protocol/transcripts/*.jsonl, format in the README there) and
 // implements their rules once for every replay: the sidecar's
 // (tests/transcripts) and the plugins' (tests/nvim, tests/vim), which differ
 // only in how a step reaches the code under test.

@@ -19,7 +19,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/transcript"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/wirecheck"
@@ -124,7 +124,7 @@ func loadSchema(t *testing.T, root string) *schemaSet {
 	}
 	for _, m := range protocol.Methods {
 		if _, ok := s.methods[m.Name]; !ok {
-			t.Fatalf("schema has no method %s: run go generate ./companion/protocol", m.Name)
+			t.Fatalf("schema has no method %s: run go generate ./link/protocol", m.Name)
 		}
 	}
 	return s

@@ -21,7 +21,7 @@ import (
 // the test sends the transcript's `sidecar` messages, checks the plugin's
 // messages against its `plugin` lines, and performs `user` steps in the
 // diff view (:w, :q, editing the proposal).
-// Format and rules: companion/protocol/transcripts/README.md.
+// Format and rules: link/protocol/transcripts/README.md.
 
 // relayEnv names the socket the relay connects to; it is set only in the
 // environment of the Vim a replay starts.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/cmd/gemini-ide-companion/doctor"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // TestListEnvAndDoctorOnWindowsPaths: with an editor's sidecar serving a

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"

@@ -7,7 +7,7 @@
 ;; Run from the repository root:
 ;;
 ;;   GIC_BINARY=$PWD/bin/gemini-ide-companion-test-race \
-;;   GEMINI_COMPANION_TRANSCRIPTS=companion/protocol/transcripts:tests/emacs/transcripts \
+;;   GEMINI_COMPANION_TRANSCRIPTS=link/protocol/transcripts:tests/emacs/transcripts \
 ;;   emacs -Q --batch -L plugins/emacs -l plugins/emacs/test/gemini-companion-test.el \
 ;;     -f ert-run-tests-batch-and-exit
 ;;

@@ -40,7 +40,7 @@ import re
 from . import positions
 from .link import LinkError, INVALID_PARAMS
 
-# Error codes of the editor tools (companion/protocol/editor.go).
+# Error codes of the editor tools (link/protocol/editor.go).
 NOT_AVAILABLE = -32010
 DEADLINE_PASSED = -32011
 

@@ -1,6 +1,6 @@
 """Every editor-link transcript, replayed against the plugin's own code.
 
-The transcripts in companion/protocol/transcripts (the protocol's recorded
+The transcripts in link/protocol/transcripts (the protocol's recorded
 exchanges, shared by the Go tests and every plugin) and in tests/transcripts
 (this plugin's own) are replayed with plugin.py loaded on the stand-in
 ``sublime`` modules and a sidecar the replayer plays (fake_sidecar: the

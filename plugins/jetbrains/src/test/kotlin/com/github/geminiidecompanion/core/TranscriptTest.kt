@@ -77,7 +77,7 @@ private class ReplayUi : CompanionUi {
 }
 
 /**
- * Replays one editor-link transcript (docs: companion/protocol/transcripts)
+ * Replays one editor-link transcript (docs: link/protocol/transcripts)
  * against the plugin's core: the replayer plays the sidecar (sending `sidecar`
  * messages), checks every message the core sends against the next `plugin`
  * step, drives editor events through the core's API, performs `user` steps
@@ -322,10 +322,10 @@ private class Replayer(private val name: String, private val steps: List<Any?>) 
     }
 }
 
-/** The transcripts: the project's (companion/protocol/transcripts) and the plugin's own (src/test/transcripts). */
+/** The transcripts: the project's (link/protocol/transcripts) and the plugin's own (src/test/transcripts). */
 private fun transcripts(): List<File> {
     val here = File(System.getProperty("gic.pluginDir") ?: ".").absoluteFile
-    val dirs = listOf(File(here, "../../companion/protocol/transcripts"), File(here, "src/test/transcripts"))
+    val dirs = listOf(File(here, "../../link/protocol/transcripts"), File(here, "src/test/transcripts"))
     // Files named sidecar-* test the sidecar's own answers (errors, protocol 1): not for plugins.
     return dirs.flatMap { d -> d.listFiles { f -> f.name.endsWith(".jsonl") && !f.name.startsWith("sidecar-") }?.sortedBy { it.name }?.toList() ?: emptyList() }
 }

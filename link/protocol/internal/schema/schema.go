@@ -19,8 +19,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // docs holds the doc comments of package protocol: per type, and per
@@ -50,7 +50,7 @@ func readDocs(dir string) (docs, error) {
 	if len(files) == 0 {
 		return nil, errors.New("package protocol not found in " + dir)
 	}
-	p, err := doc.NewFromFiles(fset, files, "github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol")
+	p, err := doc.NewFromFiles(fset, files, "github.com/gemini-ide-companion/gemini-ide-companion/link/protocol")
 	if err != nil {
 		return nil, fmt.Errorf("read docs: %w", err)
 	}
@@ -260,9 +260,9 @@ func Generate(src string) ([]byte, error) {
 	}
 	root := map[string]any{
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"$id":     "https://github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/editor-link.schema.json",
+		"$id":     "https://github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/editor-link.schema.json",
 		"title":   fmt.Sprintf("gemini-ide-companion editor link, protocol %d", protocol.LatestVersion),
-		"description": "Generated from the Go types of package companion/protocol by go generate; do not edit. " +
+		"description": "Generated from the Go types of package link/protocol by go generate; do not edit. " +
 			"$defs holds the params and result types; x-methods maps each method to its direction, kind, " +
 			"protocol version and params/result schemas. Messages are JSON-RPC 2.0.",
 		"$defs":     g.defs,

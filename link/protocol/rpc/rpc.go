@@ -1,5 +1,5 @@
 // Package rpc is the editor link's methods as Go, generated from the
-// method table protocol.Methods (go generate in companion/protocol), as the
+// method table protocol.Methods (go generate in link/protocol), as the
 // JSON Schema is: what serves the plugin's methods implements a group's
 // handler interface (LinkHandler for the link's own, AgentHandler for the
 // agent panel's) and Register routes them to it, params decoded; the
@@ -16,7 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
 )
 
 // Caller sends messages to the plugin; *link.Conn is one.

@@ -1,7 +1,7 @@
 // Command schemagen writes the JSON Schema of the editor link from the Go
 // types of package protocol: every params and result type of protocol.Methods
 // becomes a definition, with the types' and fields' doc comments as
-// descriptions. go generate runs it in companion/protocol; with -check it
+// descriptions. go generate runs it in link/protocol; with -check it
 // compares instead of writing, and fails when the file is stale.
 package main
 
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/schema"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/internal/schema"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func main() {
 	if *check {
 		have, err := os.ReadFile(*out)
 		if err != nil || !bytes.Equal(have, data) {
-			fmt.Fprintf(os.Stderr, "schemagen: %s is stale; run: go generate ./companion/protocol\n", *out)
+			fmt.Fprintf(os.Stderr, "schemagen: %s is stale; run: go generate ./link/protocol\n", *out)
 			os.Exit(1)
 		}
 		return

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
 )
 
 // nopHandler takes every message and does nothing with it.

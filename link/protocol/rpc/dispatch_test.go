@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // linkRec serves a few of the link's methods and records what it got;

@@ -1,5 +1,5 @@
 // Command rpcgen writes package rpc's generated file from protocol.Methods
-// (see package rpcsrc). go generate runs it in companion/protocol; with
+// (see package rpcsrc). go generate runs it in link/protocol; with
 // -check it compares instead of writing, and fails when the file is stale.
 package main
 
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/rpcsrc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/internal/rpcsrc"
 )
 
 func main() {
@@ -24,7 +24,7 @@ func main() {
 	if *check {
 		have, err := os.ReadFile(*out)
 		if err != nil || !bytes.Equal(have, data) {
-			fmt.Fprintf(os.Stderr, "rpcgen: %s is stale; run: go generate ./companion/protocol\n", *out)
+			fmt.Fprintf(os.Stderr, "rpcgen: %s is stale; run: go generate ./link/protocol\n", *out)
 			os.Exit(1)
 		}
 		return

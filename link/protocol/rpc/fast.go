@@ -1,8 +1,8 @@
 package rpc
 
 import (
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/jsonscan"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
 )
 
 // decodeFast decodes the params of the notifications an editor sends many

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/rpcsrc"
-	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/internal/schema"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/internal/rpcsrc"
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol/internal/schema"
 )
 
 // TestSchemaIsUpToDate fails when editor-link.schema.json is not what the
@@ -27,7 +27,7 @@ func TestSchemaIsUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Fatal("editor-link.schema.json is stale: run go generate ./companion/protocol")
+		t.Fatal("editor-link.schema.json is stale: run go generate ./link/protocol")
 	}
 }
 
@@ -202,7 +202,7 @@ func TestGeneratedRPCIsUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Fatal("rpc/methods_gen.go is stale: run go generate ./companion/protocol")
+		t.Fatal("rpc/methods_gen.go is stale: run go generate ./link/protocol")
 	}
 }
 
