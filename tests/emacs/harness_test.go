@@ -30,9 +30,12 @@ func requireEmacs(t testing.TB) string {
 }
 
 // transcriptDirs are the folders of editor-link transcripts the ERT replay
-// plays: the shared ones (when present) and the package's own.
+// plays: the shared ones, which must be there, and the package's own.
 func transcriptDirs(t testing.TB) []string {
 	root := testkit.ModuleRoot(t)
+	if st, err := os.Stat(transcript.Dir(root)); err != nil || !st.IsDir() {
+		t.Fatalf("the shared transcripts are not in %s", transcript.Dir(root))
+	}
 	var dirs []string
 	for _, d := range []string{
 		transcript.Dir(root),

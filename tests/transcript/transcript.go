@@ -100,7 +100,7 @@ func Parse(path string) (Transcript, error) {
 
 // Dir is the folder of the shared transcripts in the checkout at root.
 func Dir(root string) string {
-	return filepath.Join(root, "companion", "protocol", "transcripts")
+	return filepath.Join(root, "link", "protocol", "transcripts")
 }
 
 // ForPlugins lists the transcripts a plugin replays: the shared ones except

@@ -107,7 +107,7 @@ func TestReadFrame(t *testing.T) {
 
 func TestParseAndPluginFiles(t *testing.T) {
 	dir := t.TempDir()
-	shared := filepath.Join(dir, "companion", "protocol", "transcripts")
+	shared := filepath.Join(dir, "link", "protocol", "transcripts")
 	own := filepath.Join(dir, "own")
 	for _, d := range []string{shared, own} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -110,7 +110,7 @@ type schemaSet struct {
 
 func loadSchema(t *testing.T, root string) *schemaSet {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "companion", "protocol", "editor-link.schema.json"))
+	data, err := os.ReadFile(filepath.Join(root, "link", "protocol", "editor-link.schema.json"))
 	if err != nil {
 		t.Fatalf("read schema: %v", err)
 	}

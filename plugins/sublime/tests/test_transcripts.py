@@ -45,7 +45,7 @@ from fake_sidecar import FakeSidecar, write_relay
 sublime, sublime_plugin = support.fake_modules()
 
 SETTINGS = "Gemini Companion.sublime-settings"
-SHARED = os.path.join(support.REPO_ROOT, "companion", "protocol", "transcripts")
+SHARED = os.path.join(support.REPO_ROOT, "link", "protocol", "transcripts")
 OWN = os.path.join(support.TESTS_DIR, "transcripts")
 DIFF_SETTING = "gemini_companion_diff"
 
