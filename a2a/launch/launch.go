@@ -20,12 +20,22 @@
 // server runs, the secret is also kept in a file only the user can read
 // (SecretDir), so that another program of the same user can attach to it
 // (HeaderFor): a sidecar that adopts the server an earlier one started.
+//
+// The server ends with the program that started it, however that program
+// ends (killed included), on every OS: it holds the server's stdin, and the
+// preload stops the server, with the commands it runs, when stdin closes.
+// Another program of the user's can take the server over first (Hold);
+// Options.Linger is how long the server waits for one. The preload also
+// makes a cancelled turn's command that the server spawns late (after the
+// cancel reached it) be killed as it starts, which the server 0.25 does
+// not do by itself.
 package launch
 
 import (
 	"bufio"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,6 +72,12 @@ type Options struct {
 	// command (the bridge's --server-command, an editor plugin's option);
 	// errors tell the user to set it.
 	Setting string
+	// Linger is how long the server waits, once the program that started
+	// it is gone (exited or killed without Stop), for another program to
+	// take it over with Hold before it ends. Zero: it ends at once. A
+	// program that resumes the server's tasks after a restart (the agent
+	// panel's sidecar) sets the time its restart takes.
+	Linger time.Duration
 }
 
 // Server is a running A2A server.
@@ -69,14 +85,15 @@ type Server struct {
 	// URL is its base URL on 127.0.0.1.
 	URL string
 
-	secret string
-	record string // the secret file, "" when it could not be written
-	cmd    *exec.Cmd
-	tmp    string
-	done   chan struct{}
-	read   chan struct{} // closed when its output has been read to the end
-	err    error
-	once   sync.Once
+	secret   string
+	record   string   // the secret file, "" when it could not be written
+	lifeline *os.File // the server's stdin: it ends when this closes
+	cmd      *exec.Cmd
+	tmp      string
+	done     chan struct{}
+	read     chan struct{} // closed when its output has been read to the end
+	err      error
+	once     sync.Once
 
 	mu     sync.Mutex
 	exited bool
@@ -119,13 +136,22 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
+	// The user's NODE_OPTIONS come first and are given back to the server's
+	// environment by the preload, so the agent's commands get only them.
+	userNodeOpts := lookupEnv(env, "NODE_OPTIONS")
 	nodeOpts := "--require " + quoteNodeOpt(pin)
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok && v != "" {
-			nodeOpts = v + " " + nodeOpts
-		}
+	if userNodeOpts != "" {
+		nodeOpts = userNodeOpts + " " + nodeOpts
 	}
-	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret)
+	userNodeOptsJSON, _ := json.Marshal(userNodeOpts)
+	linger := o.Linger
+	if linger < 0 {
+		linger = 0
+	}
+	env = append(env, "NODE_OPTIONS="+nodeOpts, "GEMINI_A2A_NODE_OPTIONS="+string(userNodeOptsJSON),
+		"CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret,
+		lifelineEnv+"=stdin", fmt.Sprintf("GEMINI_A2A_LINGER_MS=%d", linger.Milliseconds()),
+		"GEMINI_A2A_SECRET_DIR="+secretDirIn(tempDirOf(o.Env)))
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
 	// The server's output goes to a pipe of ours that Wait does not close,
@@ -135,15 +161,28 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	cmd.Stdout, cmd.Stderr = pw, pw
+	// Its stdin is a pipe whose other end only this process holds: the
+	// system closes it when this process ends, however it ends, and the
+	// preload then stops the server.
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		out.Close()
+		pw.Close()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("lifeline pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = lifeR, pw, pw
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		pw.Close()
+		lifeR.Close()
+		lifeW.Close()
 		os.RemoveAll(tmp)
 		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
 	pw.Close()
-	s := &Server{secret: secret, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	lifeR.Close()
+	s := &Server{secret: secret, lifeline: lifeW, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
 	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
@@ -166,6 +205,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}()
 	go func() {
 		s.err = cmd.Wait()
+		_ = lifeW.Close()
 		s.mu.Lock()
 		if s.record != "" {
 			forget(s.record, cmd.Process.Pid)
@@ -224,23 +264,39 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // PID returns the server's process id.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// Stop ends the server: a polite signal, then a kill after a few seconds.
+// Stop ends the server and the commands it runs: it asks the server to
+// stop (on its stdin), then, if it has not within a few seconds, signals
+// its process group (on Windows: kills its process tree), then kills it.
 func (s *Server) Stop() {
 	s.once.Do(func() {
+		_, _ = s.lifeline.WriteString("stop\n")
+		_ = s.lifeline.Close()
+		t := time.NewTimer(stopWait)
+		defer t.Stop()
+		select {
+		case <-s.done:
+		case <-t.C:
+		}
+		// What is left of its group (or tree) goes too.
 		osproc.TerminateGroup(s.cmd)
-		t := time.NewTimer(3 * time.Second)
+		t.Reset(stopWait)
 		select {
 		case <-s.done:
 		case <-t.C:
 			osproc.KillGroup(s.cmd)
 			<-s.done
 		}
-		t.Stop()
 		s.cleanup()
 	})
 }
 
-func (s *Server) cleanup() { os.RemoveAll(s.tmp) }
+// stopWait is how long Stop waits for each step.
+const stopWait = 3 * time.Second
+
+func (s *Server) cleanup() {
+	_ = s.lifeline.Close()
+	os.RemoveAll(s.tmp)
+}
 
 func quoteNodeOpt(p string) string {
 	if strings.ContainsAny(p, " \"\\") {
