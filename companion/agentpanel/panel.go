@@ -87,6 +87,7 @@ type Panel struct {
 	line      *agent.Line
 	srv       *launch.Server
 	adopted   int // pid of a server started by an earlier sidecar, ours to stop
+	hold      *launch.Holding // keeps the adopted server from ending with its starter
 	starting  bool
 	taskID    string
 	contextID string
@@ -139,8 +140,8 @@ func (p *Panel) Close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	srv, adopted, ag, line := p.srv, p.adopted, p.ag, p.line
-	p.srv, p.adopted, p.ag, p.line = nil, 0, nil, nil
+	srv, adopted, hold, ag, line := p.srv, p.adopted, p.hold, p.ag, p.line
+	p.srv, p.adopted, p.hold, p.ag, p.line = nil, 0, nil, nil, nil
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
@@ -156,6 +157,7 @@ func (p *Panel) Close() error {
 	if adopted > 0 {
 		stopAdopted(adopted)
 	}
+	hold.Release()
 	return nil
 }
 
