@@ -86,7 +86,7 @@ type Panel struct {
 	// turn runs.
 	line      *agent.Line
 	srv       *launch.Server
-	adopted   int // pid of a server started by an earlier sidecar, ours to stop
+	adopted   int             // pid of a server started by an earlier sidecar, ours to stop
 	hold      *launch.Holding // keeps the adopted server from ending with its starter
 	starting  bool
 	taskID    string

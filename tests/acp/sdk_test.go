@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -315,4 +316,36 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	if got := messageText(c.updates(sid)[before:]); got != "Still here." {
 		t.Fatalf("after cancel the session answered %q", got)
 	}
+}
+
+// The adapter killed (SIGKILL: it can stop nothing) while its server runs an
+// approved command: the server and the command end by themselves.
+func TestServerEndsWithAKilledAdapter(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	c := startAdapter(t, sb)
+	c.initialize(true)
+	sid := c.newSession(sb.ws)
+	const marker = "sleep 300.751"
+	t.Cleanup(func() { killWith(marker) })
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker}))
+	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
+	c.prompt(sid, "run the long one")
+	testkit.WaitProcess(t, marker)
+	adapter := testkit.ProcessWith(t, filepath.Join(sb.home, "acp.log"))
+	server := testkit.ChildWith(t, adapter, "a2a-server")
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(server); err == nil {
+			_ = p.Kill()
+		}
+	})
+	p, err := os.FindProcess(adapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitPIDGone(t, "the A2A server of the killed adapter", server, 30*time.Second)
+	testkit.WaitNoProcess(t, marker)
 }

@@ -105,3 +105,47 @@ func KillWith(marker string) {
 		}
 	}
 }
+
+// ProcessWith waits until a process's command line contains marker, and
+// returns its pid.
+func ProcessWith(t testing.TB, marker string) int {
+	t.Helper()
+	var pid int
+	if !Poll(30*time.Second, func() bool {
+		procs, _ := process.Processes()
+		for _, p := range procs {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				pid = int(p.Pid)
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no process runs %q", marker)
+	}
+	return pid
+}
+
+// ChildWith waits until a child of process parent has a command line that
+// contains marker, and returns its pid.
+func ChildWith(t testing.TB, parent int, marker string) int {
+	t.Helper()
+	var pid int
+	if !Poll(30*time.Second, func() bool {
+		kids, _ := process.NewProcess(int32(parent))
+		if kids == nil {
+			return false
+		}
+		children, _ := kids.Children()
+		for _, p := range children {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				pid = int(p.Pid)
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("process %d has no child that runs %q", parent, marker)
+	}
+	return pid
+}
