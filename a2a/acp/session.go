@@ -74,12 +74,6 @@ func (s *session) chunk(kind, t string) {
 	s.send(update{SessionUpdate: kind, Content: text(t)})
 }
 
-func (s *session) backend() *backend {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b
-}
-
 func (s *session) save() {
 	s.mu.Lock()
 	r := record{SessionID: s.id, Cwd: s.cwd, AgentURL: s.b.ag.URL, TaskID: s.taskID, ContextID: s.contextID}
