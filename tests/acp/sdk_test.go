@@ -244,6 +244,7 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	c.wait(from, 2*time.Minute, "the command to run", func(e event) bool {
 		return e.Ev == "update" && e.Update.SessionUpdate == "tool_call_update" && e.Update.Status == "in_progress"
 	})
+	gate.WaitHeld(t, time.Minute)
 	c.ok(map[string]any{"op": "cancel", "sessionId": sid}, nil)
 	if got := c.stopReason(tag); got != "cancelled" {
 		t.Fatalf("stop reason after an early cancel %q, want cancelled", got)

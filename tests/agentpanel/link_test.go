@@ -361,7 +361,9 @@ func linkCancel(t *testing.T, early bool) {
 		t.Fatal(err)
 	}
 	_, i = lp.wait(t, i, "tool", func(e event) bool { return e.Tool.Status == "EXECUTING" })
-	if !early {
+	if early {
+		gate.WaitHeld(t, time.Minute)
+	} else {
 		testkit.WaitProcess(t, marker)
 	}
 	if err := lp.call(t, "agent/cancel", nil); err != nil {

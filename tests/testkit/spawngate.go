@@ -138,10 +138,17 @@ func (g *SpawnGate) Check(t testing.TB) {
 	}
 }
 
-// Released reports whether the gate has let the command go.
-func (g *SpawnGate) Released() bool {
-	_, err := os.Stat(filepath.Join(g.dir, "released"))
-	return err == nil
+// WaitHeld waits until the gate holds the command: the server has said it
+// runs, checked that its turn was not aborted, and waits for the spawn. A
+// cancel sent after this comes in the moment the gate is for.
+func (g *SpawnGate) WaitHeld(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	if !Poll(timeout, func() bool {
+		_, err := os.Stat(filepath.Join(g.dir, "held"))
+		return err == nil
+	}) {
+		t.Fatalf("the spawn gate never held the command within %s (was it not the server's first?)", timeout)
+	}
 }
 
 // WaitSpawned waits until the server has spawned the marked command, and
