@@ -171,6 +171,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("lifeline pipe: %w", err)
 	}
+	// Only this process may hold the write end (on Windows, handles are
+	// made inheritable, and not every launcher limits what a child gets).
+	if err := osproc.KeepFromChildren(lifeW); err != nil {
+		out.Close()
+		pw.Close()
+		lifeR.Close()
+		lifeW.Close()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("lifeline pipe: %w", err)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = lifeR, pw, pw
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -290,8 +300,9 @@ func (s *Server) Stop() {
 	})
 }
 
-// stopWait is how long Stop waits for each step.
-const stopWait = 3 * time.Second
+// stopWait is how long Stop waits for each step (the server ends in a
+// fraction of that; an editor gives its plugin a few seconds to quit).
+const stopWait = 2 * time.Second
 
 func (s *Server) cleanup() {
 	_ = s.lifeline.Close()
