@@ -275,8 +275,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Stop ends the server and the commands it runs: it asks the server to
-// stop (on its stdin), then, if it has not within a few seconds, signals
-// its process group (on Windows: kills its process tree), then kills it.
+// stop (on its stdin), and if it has not within a second and a half, kills
+// it with its group (on Windows: its process tree) and every process under
+// it (the commands it runs are in sessions of their own).
 func (s *Server) Stop() {
 	s.once.Do(func() {
 		_, _ = s.lifeline.WriteString("stop\n")
@@ -286,23 +287,51 @@ func (s *Server) Stop() {
 		select {
 		case <-s.done:
 		case <-t.C:
-		}
-		// What is left of its group (or tree) goes too.
-		osproc.TerminateGroup(s.cmd)
-		t.Reset(stopWait)
-		select {
-		case <-s.done:
-		case <-t.C:
+			under := descendants(s.cmd.Process.Pid)
 			osproc.KillGroup(s.cmd)
+			for _, pid := range under {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
+			}
 			<-s.done
 		}
 		s.cleanup()
 	})
 }
 
-// stopWait is how long Stop waits for each step (the server ends in a
-// fraction of that; an editor gives its plugin a few seconds to quit).
-const stopWait = 2 * time.Second
+// stopWait is how long Stop waits for the server after asking it to stop.
+// It ends in a fraction of that, but on a loaded machine its JavaScript
+// has been seen to take seconds to hear it, and an editor gives its plugin
+// a few seconds to quit.
+const stopWait = 1500 * time.Millisecond
+
+// descendants returns the processes under pid, deepest last.
+func descendants(pid int) []int {
+	parents, err := osproc.Parents()
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for c, p := range parents {
+		children[p] = append(children[p], c)
+	}
+	var out []int
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
 
 func (s *Server) cleanup() {
 	_ = s.lifeline.Close()

@@ -24,7 +24,8 @@ import (
 // listens where the preload lets it and says so as the server does,
 // starts a long-running command on /spawn (as the server's shell tool
 // does, in a process group of its own), and says on /stdin whether its
-// stdin has ended (the preload hears of it first).
+// stdin has ended (the preload hears of it first); /wedge blocks its
+// JavaScript for good.
 const fakeServerJS = `
 const http = require('http');
 const { spawn } = require('child_process');
@@ -38,6 +39,7 @@ const srv = http.createServer((req, res) => {
     return;
   }
   if (req.url === '/stdin') { res.end(stdin); return; }
+  if (req.url === '/wedge') { res.end('ok', () => { for (;;) {} }); return; }
   res.end('ok');
 });
 srv.listen(0, () => console.log('Agent Server started on http://localhost:' + srv.address().port));
@@ -326,6 +328,37 @@ func TestStopEndsTheServersCommands(t *testing.T) {
 		t.Fatal("the stopped server still runs")
 	}
 	noFilesLeft(t, f)
+}
+
+// Stop ends a server whose JavaScript no longer runs (it cannot hear the
+// request to stop), and the command it runs, within seconds.
+func TestStopEndsAWedgedServerAndItsCommands(t *testing.T) {
+	node := needNode(t)
+	tmp := t.TempDir()
+	useTempDir(t, tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := Start(ctx, Options{Command: []string{node, writeFakeServer(t)}, Dir: t.TempDir(), Env: []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	f := &fakeServer{pid: srv.PID(), url: srv.URL, header: srv.Header(), tmp: tmp}
+	cmd := f.spawn(t)
+	if _, err := f.get(t, "/wedge"); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { srv.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop did not return for a wedged server")
+	}
+	if osproc.Alive(f.pid) {
+		t.Fatal("the wedged server still runs after Stop")
+	}
+	waitGone(t, "the command of the wedged server", cmd, 10*time.Second)
 }
 
 // A user's NODE_OPTIONS that register module hooks (which run in a worker
