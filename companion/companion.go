@@ -3,7 +3,9 @@
 // discovery file, with the openDiff and closeDiff tools over the editor's
 // proposals (package proposals) and the ide/* notifications, fanned out to
 // every connected CLI session. What the user does arrives from the editor:
-// context events through Engine, decisions through Proposals.
+// context events through Engine, decisions through Proposals. The same
+// endpoint, and /tools beside it, serve the editor tools (package edtools),
+// answered by the editor set with SetToolEditor.
 //
 // Inside the package, files depend one way: companion.go (the Companion,
 // which wires the parts) uses tools.go and server.go; server.go uses
@@ -25,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/edtools"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -53,17 +56,19 @@ type Companion struct {
 	watcher   atomic.Pointer[idectx.Watcher]
 	props     *proposals.Proposals
 	server    *Server
+	edtools   *edtools.Service
 
-	mu      sync.Mutex
-	editor  proposals.Editor
-	id      Identity
-	token   string
-	port    int
-	disc    discoveryFile
-	started bool
-	closed  bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	mu         sync.Mutex
+	editor     proposals.Editor
+	toolEditor edtools.Editor
+	id         Identity
+	token      string
+	port       int
+	disc       discoveryFile
+	started    bool
+	closed     bool
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // New returns a companion that is not yet listening. Context events may be
@@ -79,11 +84,16 @@ func New(opts Options) *Companion {
 	})
 	c.publisher = idectx.NewPublisher(c.engine, opts.Quiet, opts.MaxWait)
 	in := newIntake()
+	c.edtools = edtools.NewService(toolWorkspace{c}, edtools.Options{Timeout: opts.EditorTimeout})
 	c.server = newServer(opts, in, serverHooks{
-		tools:   func(srv *mcp.Server) { tools{props: c.props, intake: in}.add(srv) },
-		context: c.contextNow,
-		orphan:  func(id string) { c.props.Orphan(id) },
-		clients: c.clientsChanged,
+		tools: func(srv *mcp.Server) {
+			tools{props: c.props, intake: in}.add(srv)
+			edtools.Register(srv, c.edtools.Call)
+		},
+		callTool: c.edtools.Call,
+		context:  c.contextNow,
+		orphan:   func(id string) { c.props.Orphan(id) },
+		clients:  c.clientsChanged,
 	})
 	c.props = proposals.New(proposals.Options{
 		EditorTimeout: opts.EditorTimeout,
@@ -109,6 +119,27 @@ func (c *Companion) SetEditor(e proposals.Editor) {
 	c.editor = e
 	c.mu.Unlock()
 }
+
+// SetToolEditor sets the editor that answers the editor tools. Without
+// one, each tool says so.
+func (c *Companion) SetToolEditor(e edtools.Editor) {
+	c.mu.Lock()
+	c.toolEditor = e
+	c.mu.Unlock()
+}
+
+// toolWorkspace is the companion as the editor tools see it.
+type toolWorkspace struct{ c *Companion }
+
+func (w toolWorkspace) Editor() edtools.Editor {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.c.toolEditor
+}
+
+func (w toolWorkspace) WorkspaceFolders() []string { return w.c.WorkspaceFolders() }
+
+func (w toolWorkspace) Context() idectx.IdeContext { return w.c.engine.Snapshot() }
 
 // Start listens on 127.0.0.1 on a free port, writes the discovery file and
 // serves until Close. ctx bounds the companion's whole life. A Start that

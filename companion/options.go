@@ -31,7 +31,7 @@ type Options struct {
 	// DiscoveryDir is where the discovery file goes; default discovery.Dir().
 	DiscoveryDir string
 	// EditorTimeout bounds how long the editor may take to show or close a
-	// diff.
+	// diff, and to answer an editor tool.
 	EditorTimeout time.Duration
 	// MaxBody is the largest HTTP request body accepted.
 	MaxBody int64

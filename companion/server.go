@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/connlimit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/edtools"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/guard"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/proposals"
 )
@@ -32,6 +33,12 @@ const (
 	bodyTimeout   = 10 * time.Second
 	idleTimeout   = 30 * time.Second
 	endpoint      = "/mcp"
+	// toolsEndpoint answers the editor tools with plain JSON, for the
+	// stdio server of `gemini-ide-companion tools`: one POST per call, no
+	// MCP session (it is no CLI, and counts as none).
+	toolsEndpoint = "/tools"
+	// maxToolsBody is the largest body of a call to toolsEndpoint.
+	maxToolsBody  = 1 << 20
 	sessionHeader = "Mcp-Session-Id"
 )
 
@@ -47,6 +54,8 @@ type serverHooks struct {
 	// clients: a CLI connected (finished initialize) or went; connected is
 	// how many are connected now.
 	clients func(joined bool, connected int)
+	// callTool answers a call of an editor tool on toolsEndpoint.
+	callTool edtools.CallFunc
 }
 
 // Server is the MCP endpoint Gemini CLI connects to, and its table of
@@ -105,6 +114,7 @@ func (s *Server) Start(ctx context.Context) (port int, token string, err error) 
 		MaxBody:     s.opts.MaxBody,
 		BodyTimeout: bodyTimeout,
 		Path:        endpoint,
+		OtherPaths:  []string{toolsEndpoint},
 		OnReject: func(r guard.Rejection) {
 			s.log.Warn().Int("status", r.Status).Str("reason", r.Reason).Str("method", r.Method).
 				Str("path", r.Path).Str("remote", r.Remote).Msg("request refused")
@@ -240,11 +250,16 @@ func (s *Server) Close() error {
 			err = fmt.Errorf("close HTTP server: %w", cerr)
 		}
 	}
+	// Each session's Close waits for its handlers and its stream to end;
+	// closed together, a busy session does not hold up the others, and
+	// the whole shutdown takes as long as the slowest one.
+	var closing sync.WaitGroup
 	for _, sess := range sessions {
 		if sess.ss != nil {
-			_ = sess.ss.Close()
+			closing.Go(func() { _ = sess.ss.Close() })
 		}
 	}
+	closing.Wait()
 	s.wg.Wait()
 	return err
 }
@@ -287,6 +302,10 @@ func (s *Server) Deliver(owner string, d proposals.Delivery, lost func()) {
 // ServeHTTP routes MCP requests to sessions: a POST without a session
 // starts one, anything else goes to its session's transport.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == toolsEndpoint {
+		s.serveTools(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
@@ -449,4 +468,51 @@ func (s *Server) dropSession(sess *session) {
 		_, connected := s.Counts()
 		s.hooks.clients(false, connected)
 	}
+}
+
+// toolCall is the body of a POST to toolsEndpoint.
+type toolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// serveTools answers one call of an editor tool: a POST of a toolCall,
+// answered with an edtools.Result (status 200 even when the tool fails:
+// the failure is the model's to read).
+func (s *Server) serveTools(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST a tool call", http.StatusMethodNotAllowed)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
+		http.Error(w, "Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	var call toolCall
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxToolsBody)).Decode(&call); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("a tool call is at most %d bytes", maxToolsBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "the body must be a JSON object {name, arguments}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	res := s.callToolSafely(r.Context(), call)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+// callToolSafely answers a tool call; a panic becomes the call's error,
+// never the companion's end.
+func (s *Server) callToolSafely(ctx context.Context, call toolCall) (res edtools.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error().Str("tool", call.Name).Str("recovered", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+				Msg("internal error while answering an editor tool")
+			res = edtools.Result{Text: fmt.Sprintf("internal error in the companion: %v", v), IsError: true}
+		}
+	}()
+	return s.hooks.callTool(ctx, call.Name, call.Arguments)
 }

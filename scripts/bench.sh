@@ -11,6 +11,8 @@
 #   scripts/bench.sh --rounds 3 --only ours --binary /path/to/gemini-ide-companion
 #
 # Other flags go to the driver: see `go run ./scripts/bench/cmd/companionbench -h`.
+# Then the editor tools (scripts/bench/cmd/edtoolsbench): what the companion
+# and its tools server add to a tool call, and 10,000 diagnostics.
 # Go micro-benchmarks of the hot paths:
 #   go test -run '^$' -bench . -benchmem ./context ./diffview ./companion/link ./companion
 set -euo pipefail
@@ -72,3 +74,13 @@ if [[ "$short" == 1 ]]; then
 fi
 
 "$work/companionbench" --reference "$ref" "${args[@]}"
+
+# The editor tools: what the companion and `gemini-ide-companion tools` add
+# to a tool call over the editor's own answer, and a getDiagnostics of
+# 10,000 diagnostics (scripts/bench/cmd/edtoolsbench).
+if [[ "$only" != "reference" ]]; then
+	calls=400
+	[[ "$short" == 1 ]] && calls=100
+	go build -o "$work/edtoolsbench" ./scripts/bench/cmd/edtoolsbench
+	"$work/edtoolsbench" --binary "${binary:-$work/gemini-ide-companion}" --calls "$calls"
+fi

@@ -4,7 +4,8 @@
 # Gemini CLI end to end, Neovim), the conformance tests against the CLI's own
 # IDE client, the Sublime Text package's tests, the Windows build under Wine
 # (Go tests and the real Windows Gemini CLI end to end), brief fuzzing, and
-# one short benchmark round. Ends with a summary line.
+# one short benchmark round of the sidecar and of the editor plugins. Ends
+# with a summary line.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh go         only the Go checks and tests (also: node, sublime, jetbrains, windows, fuzz, bench, a2a)
@@ -40,6 +41,51 @@ step() {
 	timings+=("$(printf '%5d s  %s' $((SECONDS - start)) "$name")")
 }
 
+# Steps that neither time anything nor share state with the Go tests run
+# beside them, one after another in a second lane (the machine has two
+# cores): each writes to its own log, printed in full with its result and
+# time when the lane is joined.
+bg_dir="$(mktemp -d "${TMPDIR:-/tmp}/test-steps.XXXXXX")"
+bg_names=()
+bg_funcs=()
+
+bg_step() {
+	bg_names+=("$1")
+	bg_funcs+=("$2")
+}
+
+bg_start() {
+	(
+		local n start
+		for n in "${!bg_funcs[@]}"; do
+			start=$SECONDS
+			"${bg_funcs[$n]}" >"$bg_dir/$n.log" 2>&1
+			echo "$? $((SECONDS - start))" >"$bg_dir/$n.rc"
+		done
+	) &
+	bg_pid=$!
+}
+
+join_bg() {
+	wait "$bg_pid"
+	local n rc secs
+	for n in "${!bg_names[@]}"; do
+		echo
+		echo "==> ${bg_names[$n]} (beside the Go tests)"
+		cat "$bg_dir/$n.log"
+		read -r rc secs <"$bg_dir/$n.rc" 2>/dev/null || { rc=1 secs=0; }
+		if ((rc == 0)); then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			failures+=("${bg_names[$n]}")
+			echo "FAILED: ${bg_names[$n]}"
+		fi
+		timings+=("$(printf '%5d s  %s (beside the Go tests)' "$secs" "${bg_names[$n]}")")
+	done
+	bg_names=() bg_funcs=()
+}
+
 want() { [[ "$only" == all || "$only" == "$1" ]]; }
 
 npm_deps() {
@@ -70,16 +116,22 @@ gofmt_clean() {
 staticcheck() { go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; }
 
 cross_vet() {
-	# Every OS the CLI runs on: build the commands and vet everything
-	# (vet type-checks the tests too) for linux, darwin and windows.
+	# Every OS the CLI runs on: build the commands for linux, darwin and
+	# windows on amd64 and arm64, and vet everything (vet type-checks the
+	# tests too) once per OS: no file of ours is specific to an
+	# architecture, so arm64 adds nothing for vet to read.
 	local goos goarch
 	for goos in linux darwin windows; do
 		for goarch in amd64 arm64; do
 			echo "$goos/$goarch"
 			GOOS=$goos GOARCH=$goarch go build -o /dev/null ./cmd/... || return 1
-			GOOS=$goos GOARCH=$goarch go vet ./... || return 1
 		done
+		GOOS=$goos GOARCH=amd64 go vet ./... || return 1
 	done
+	# Should a file ever name an architecture, vet must read it there too.
+	if git ls-files '*.go' | grep -qE '_(arm64|amd64)(_test)?\.go$'; then
+		for goos in linux darwin windows; do GOOS=$goos GOARCH=arm64 go vet ./... || return 1; done
+	fi
 }
 
 build_binary() {
@@ -126,7 +178,7 @@ sublime_tests() {
 
 fuzz_log="$(mktemp "${TMPDIR:-/tmp}/fuzz-log.XXXXXX")"
 fuzz_cache="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-cache.XXXXXX")"
-trap 'rm -rf "$fuzz_log" "$fuzz_log.failed" "$fuzz_cache"' EXIT
+trap 'rm -rf "$fuzz_log" "$fuzz_log.failed" "$fuzz_cache" "$bg_dir"' EXIT
 
 fuzz_briefly() {
 	local list=scripts/fuzz-targets.txt
@@ -216,9 +268,15 @@ if want go; then
 	step "go vet" go vet ./...
 	step "editor link schema and dispatch are current" schema_current
 	step "install line (README)" install_line
-	step "staticcheck" staticcheck
-	step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
+fi
+if want go; then
+	bg_step "staticcheck" staticcheck
+	bg_step "cross-compile and vet (linux, darwin, windows × amd64, arm64)" cross_vet
+	want sublime && bg_step "Sublime Text package" sublime_tests
+	want jetbrains && bg_step "JetBrains plugin (kotlinc)" jetbrains_tests
+	bg_start
 	step "go test -race" go_tests
+	join_bg
 	step "no A2A server left running" no_orphan_servers
 fi
 # (in a full run the A2A tests are part of "go test -race" above)
@@ -227,11 +285,12 @@ fi
 { want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
 { want bench || [[ "$only" == a2a ]]; } && step "ACP agent benchmark" scripts/bench-acp.sh
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests
-want sublime && step "Sublime Text package" sublime_tests
-want jetbrains && step "JetBrains plugin (kotlinc)" jetbrains_tests
+[[ "$only" == sublime ]] && step "Sublime Text package" sublime_tests
+[[ "$only" == jetbrains ]] && step "JetBrains plugin (kotlinc)" jetbrains_tests
 want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.sh
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
+want bench && step "editor plugins benchmark, one short round (Neovim, Vim, Emacs)" scripts/bench-editors.sh --short
 
 echo
 echo "time per step:"

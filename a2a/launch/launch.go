@@ -78,6 +78,10 @@ type Options struct {
 	// program that resumes the server's tasks after a restart (the agent
 	// panel's sidecar) sets the time its restart takes.
 	Linger time.Duration
+	// MCPServers are MCP servers the agent gets besides the user's, as
+	// settings entries by name (see MCPHome); the private home that
+	// carries them is removed when the server has exited.
+	MCPServers map[string]any
 }
 
 // Server is a running A2A server.
@@ -90,6 +94,7 @@ type Server struct {
 	lifeline *os.File // the server's stdin: it ends when this closes
 	cmd      *exec.Cmd
 	tmp      string
+	home     string // the private GEMINI_CLI_HOME of Options.MCPServers, or ""
 	done     chan struct{}
 	read     chan struct{} // closed when its output has been read to the end
 	err      error
@@ -152,13 +157,28 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		"CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret,
 		lifelineEnv+"=stdin", fmt.Sprintf("GEMINI_A2A_LINGER_MS=%d", linger.Milliseconds()),
 		"GEMINI_A2A_SECRET_DIR="+secretDirIn(tempDirOf(o.Env)))
+	home := ""
+	if len(o.MCPServers) > 0 {
+		if home, err = MCPHome(env, o.MCPServers); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("giving the agent its MCP servers: %w", err)
+		}
+		// The preload removes it too when the server ends without us.
+		env = append(env, "GEMINI_CLI_HOME="+home, "GEMINI_A2A_PRIVATE_HOME="+home)
+	}
+	drop := func() {
+		os.RemoveAll(tmp)
+		if home != "" {
+			os.RemoveAll(home)
+		}
+	}
 	cmd.Env = env
 	osproc.OwnGroup(cmd)
 	// The server's output goes to a pipe of ours that Wait does not close,
 	// so that what it says before it exits is read to the end.
 	out, pw, err := os.Pipe()
 	if err != nil {
-		os.RemoveAll(tmp)
+		drop()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	// Its stdin is a pipe whose other end only this process holds: the
@@ -168,7 +188,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		out.Close()
 		pw.Close()
-		os.RemoveAll(tmp)
+		drop()
 		return nil, fmt.Errorf("lifeline pipe: %w", err)
 	}
 	// Only this process may hold the write end (on Windows, handles are
@@ -178,7 +198,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		pw.Close()
 		lifeR.Close()
 		lifeW.Close()
-		os.RemoveAll(tmp)
+		drop()
 		return nil, fmt.Errorf("lifeline pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = lifeR, pw, pw
@@ -187,12 +207,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		pw.Close()
 		lifeR.Close()
 		lifeW.Close()
-		os.RemoveAll(tmp)
+		drop()
 		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
 	pw.Close()
 	lifeR.Close()
-	s := &Server{secret: secret, lifeline: lifeW, cmd: cmd, tmp: tmp, done: make(chan struct{}), read: make(chan struct{})}
+	s := &Server{secret: secret, lifeline: lifeW, cmd: cmd, tmp: tmp, home: home, done: make(chan struct{}), read: make(chan struct{})}
 	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
@@ -336,6 +356,9 @@ func descendants(pid int) []int {
 func (s *Server) cleanup() {
 	_ = s.lifeline.Close()
 	os.RemoveAll(s.tmp)
+	if s.home != "" {
+		os.RemoveAll(s.home)
+	}
 }
 
 func quoteNodeOpt(p string) string {

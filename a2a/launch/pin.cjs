@@ -60,6 +60,7 @@ const secret = take('GEMINI_A2A_SECRET') || '';
 const lifeline = take('GEMINI_A2A_LIFELINE') === 'stdin' && isMainThread;
 const lingerMs = Math.max(0, Number(take('GEMINI_A2A_LINGER_MS')) || 0);
 const secretDir = take('GEMINI_A2A_SECRET_DIR') || '';
+const privateHome = take('GEMINI_A2A_PRIVATE_HOME') || '';
 const userNodeOptions = take('GEMINI_A2A_NODE_OPTIONS');
 if (userNodeOptions !== undefined) {
   let v = '';
@@ -304,13 +305,20 @@ function end(why) {
 }
 
 // removeFiles removes the server's secret file (if it still is this
-// process's) and the private folder this preload was written to.
+// process's), the private home of the agent's MCP servers, and the private
+// folder this preload was written to.
 function removeFiles() {
   if (secretDir && port) {
     const file = path.join(secretDir, 'server-' + port + '.json');
     try {
       const r = JSON.parse(fs.readFileSync(file, 'utf8'));
       if (r && r.pid === process.pid) fs.unlinkSync(file);
+    } catch (_) {}
+  }
+  // The private home of the MCP servers the starter gave the agent.
+  if (privateHome && path.basename(privateHome).startsWith('gemini-a2a-home-')) {
+    try {
+      fs.rmSync(privateHome, { recursive: true, force: true });
     } catch (_) {}
   }
   const dir = path.dirname(__filename);

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
@@ -41,6 +42,9 @@ Usage:
   gemini-ide-companion --stdio [--framing=lsp]     speak the editor link on stdin/stdout
                                                    (how editor plugins run it); lsp framing
                                                    suits editors' built-in JSON-RPC clients
+  gemini-ide-companion tools                       a stdio MCP server with the editor tools
+                                                   (diagnostics, definitions, references...),
+                                                   answered by the editor this runs in
   gemini-ide-companion help | --help | --version
 
 In standalone mode, answer each proposed diff with one key:
@@ -59,6 +63,7 @@ type config struct {
 	pid       int
 	json      bool
 	framing   string
+	timeout   time.Duration
 	// doctor --agent: the agent panel's checks, with the plugin's server
 	// command (a JSON list) and the name of that option.
 	agent        bool
@@ -117,6 +122,7 @@ func flags(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.agentCommand, "agent-command", "", "doctor --agent: the server command set in the editor plugin, as a JSON list of strings")
 	fs.StringVar(&cfg.agentSetting, "agent-setting", "", "doctor --agent: how the editor plugin's user sets that command (for the advice)")
 	fs.StringVar(&cfg.framing, "framing", "ndjson", "--stdio: ndjson (a message per line) or lsp (Content-Length headers)")
+	fs.DurationVar(&cfg.timeout, "editor-timeout", 0, "--stdio: how long the editor may take to show a diff or answer an editor tool (default 10s)")
 	return fs
 }
 
@@ -202,6 +208,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDoctor(cfg, stdout, stderr)
 	case "stdio":
 		return runStdio(cfg, stdin, stdout, stderr)
+	case "tools":
+		return runTools(cfg, stdin, stdout, stderr)
 	case "serve":
 		return runServe(cfg, stdin, stdout, stderr)
 	}

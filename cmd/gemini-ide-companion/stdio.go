@@ -28,7 +28,7 @@ func runStdio(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	logger.Info().Str("version", version).Int("pid", os.Getpid()).Stringer("framing", framing).Msg("editor link starting")
 	if err := editorlink.Serve(ctx, pollable(stdin), stdout, editorlink.Config{
-		Options:    companion.Options{Version: version, Logger: logger},
+		Options:    companion.Options{Version: version, Logger: logger, EditorTimeout: cfg.timeout},
 		Framing:    framing,
 		Extensions: []editorlink.Extension{agentpanel.Extension(logger)},
 	}); err != nil {
@@ -40,12 +40,14 @@ func runStdio(cfg config, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // pollable returns stdin as a file the runtime polls, so that closing it
 // releases a pending read and the editor link can stop without waiting for
-// the editor to close the pipe. Other readers are returned as they are.
+// the editor to close the pipe, and read so that an editor's stream of
+// cursor reports wakes the process as little as it can
+// (osproc.QuietReader). Other readers are returned as they are.
 func pollable(r io.Reader) io.Reader {
 	f, ok := r.(*os.File)
 	if !ok || isatty.IsTerminal(f.Fd()) {
 		// A terminal is shared with the shell; leave its mode alone.
 		return r
 	}
-	return osproc.Pollable(f)
+	return osproc.QuietReader(f)
 }

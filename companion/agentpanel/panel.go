@@ -47,6 +47,10 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// StartTimeout bounds starting the A2A server (default 90 s).
 	StartTimeout time.Duration
+	// EditorTools returns what gives a server the panel starts the editor
+	// tools: its MCP servers (settings entries by name) and the variables
+	// that lead them to this companion; nil for none.
+	EditorTools func() (servers map[string]any, env []string)
 }
 
 // diffBase is the first diffId the panel uses, far above the ids of IDE

@@ -128,7 +128,14 @@ func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 		if setting == "" {
 			setting = defaultCommandOption
 		}
-		srv, err = launch.Start(ctx, launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting, Linger: serverLinger})
+		o := launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting, Linger: serverLinger}
+		if p.opts.EditorTools != nil {
+			// The agent sees what the editor knows, as Gemini CLI with the
+			// extension does: the editor tools' stdio server, which finds
+			// this companion by the variables.
+			o.MCPServers, o.Env = p.opts.EditorTools()
+		}
+		srv, err = launch.Start(ctx, o)
 		if err != nil {
 			var exit *launch.ExitError
 			var missing *launch.NotFoundError

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion"
+	"github.com/gemini-ide-companion/gemini-ide-companion/companion/edtools"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/internal/fspath"
@@ -35,6 +36,27 @@ func (el *EditorLink) Notify(method string, params any) error { return el.conn.N
 // answer (see link.Conn.CallThen).
 func (el *EditorLink) CallThen(ctx context.Context, method string, params, result any, then func()) error {
 	return el.conn.CallThen(ctx, method, params, result, then)
+}
+
+// EditorName implements edtools.Editor: the editor's display name.
+func (el *EditorLink) EditorName() string {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	if el.ideName == "" {
+		return "the editor"
+	}
+	return el.ideName
+}
+
+// CallEditor implements edtools.Editor: an editor/* request to the
+// plugin, its error answer as an *edtools.PluginError.
+func (el *EditorLink) CallEditor(ctx context.Context, method string, params, result any) error {
+	err := el.conn.CallThen(ctx, method, params, result, nil)
+	var rpcErr *link.Error
+	if errors.As(err, &rpcErr) {
+		return &edtools.PluginError{Code: rpcErr.Code, Message: rpcErr.Message}
+	}
+	return err
 }
 
 // PluginCapabilities implements Peer.

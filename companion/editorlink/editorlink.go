@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,11 +24,16 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/link"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol/rpc"
-	"github.com/gemini-ide-companion/gemini-ide-companion/discovery"
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
-// editorPoll is how often the editor process is checked for life.
-const editorPoll = 500 * time.Millisecond
+// contextBatching is how often, at most, the link reads while the editor
+// streams context/* notifications faster than that (see
+// link.WithBatching): a plugin that reports every cursor move then costs
+// one wake-up of the sidecar per 5 ms, not one per move. The last report
+// is read at most 5 ms late, well inside the 50 ms quiet period that
+// delays the update anyway.
+const contextBatching = 5 * time.Millisecond
 
 // getppid is the sidecar's parent, the editor when initialize names none.
 var getppid = os.Getppid
@@ -94,15 +100,21 @@ type EditorLink struct {
 	log     zerolog.Logger
 	version string
 	agent   bool // an extension answers agent/*
+	// editorTimeout is how long the plugin may take to answer a request
+	// (companion.Options.EditorTimeout), told to it in the policy.
+	editorTimeout time.Duration
 	// deciders and closers are the extension handlers that implement
 	// Decider and io.Closer.
 	deciders []Decider
 	closers  []io.Closer
 
-	mu        sync.Mutex
-	started   bool
-	editorPID int
-	protocol  int
+	// editorPID receives the editor's PID from initialize, for Serve to
+	// watch it.
+	editorPID chan int
+
+	mu       sync.Mutex
+	started  bool
+	protocol int
 	// diffStates: the plugin shows diff/state notifications; without it,
 	// their message goes out as a log notification.
 	diffStates bool
@@ -123,8 +135,12 @@ type EditorLink struct {
 // It always cleans up (discovery file removed) before returning.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	c := companion.New(cfg.Options)
-	el := &EditorLink{c: c, log: cfg.Logger, version: cfg.Version, mux: link.NewMux()}
+	el := &EditorLink{c: c, log: cfg.Logger, version: cfg.Version, mux: link.NewMux(), editorTimeout: cfg.EditorTimeout, editorPID: make(chan int, 1)}
+	if el.editorTimeout <= 0 {
+		el.editorTimeout = companion.DefaultEditorTimeout
+	}
 	el.conn = link.New(r, w, el, link.WithFraming(cfg.Framing), link.WithMaxLine(protocol.MaxMessageBytes),
+		link.WithBatching(contextBatching, func(method string) bool { return strings.HasPrefix(method, "context/") }),
 		link.WithProblems(func(err error) {
 			el.log.Warn().Err(err).Msg("editor link")
 		}))
@@ -149,14 +165,18 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 		}
 	}
 	c.SetEditor(el)
+	c.SetToolEditor(el)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- el.conn.Serve(ctx) }()
 
-	ticker := time.NewTicker(editorPoll)
-	defer ticker.Stop()
+	// The editor's exit ends the sidecar even when its stdin lives on
+	// elsewhere (a terminal the editor started inherited it). Watched
+	// without polling where the system allows (osproc.WatchExit).
+	var editorGone <-chan struct{}
+	editorPID := 0
 	var err error
 	const linkEnded = "editor link closed or shutdown requested"
 	reason := ""
@@ -169,14 +189,11 @@ loop:
 		case <-ctx.Done():
 			reason = "stopped"
 			break loop
-		case <-ticker.C:
-			el.mu.Lock()
-			pid := el.editorPID
-			el.mu.Unlock()
-			if pid > 0 && !discovery.Alive(pid) {
-				reason = fmt.Sprintf("editor process %d is gone", pid)
-				break loop
-			}
+		case editorPID = <-el.editorPID:
+			editorGone = osproc.WatchExit(ctx, editorPID)
+		case <-editorGone:
+			reason = fmt.Sprintf("editor process %d is gone", editorPID)
+			break loop
 		}
 	}
 	for _, c := range el.closers {

@@ -102,13 +102,13 @@ func (m linkMethods) Initialize(ctx context.Context, p protocol.InitializeParams
 	}
 	el.mu.Lock()
 	el.started = true
-	el.editorPID = editorPID
 	el.protocol = *p.ProtocolVersion
 	el.diffStates = p.Capabilities.DiffStates
 	el.noDiffs = p.Capabilities.Diff != nil && !*p.Capabilities.Diff
 	el.ideName = p.IDE.DisplayName
 	el.caps = p.Capabilities
 	el.mu.Unlock()
+	el.editorPID <- editorPID // buffered; initialize succeeds once
 	el.warnNoDiscovery(info)
 	res := protocol.InitializeResult{
 		Port:            info.Port,
@@ -121,7 +121,7 @@ func (m linkMethods) Initialize(ctx context.Context, p protocol.InitializeParams
 		ProtocolVersion: *p.ProtocolVersion,
 	}
 	if res.ProtocolVersion >= protocol.Version2 {
-		policy := newPolicy(p.IDE.RestartCommand)
+		policy := newPolicy(p.IDE.RestartCommand, el.editorTimeout)
 		res.Policy = &policy
 		res.Capabilities = &protocol.ServerCapabilities{
 			DiffStates:  p.Capabilities.DiffStates,
@@ -129,6 +129,7 @@ func (m linkMethods) Initialize(ctx context.Context, p protocol.InitializeParams
 			TerminalEnv: true,
 			StatusText:  true,
 			Agent:       el.agent,
+			EditorTools: true,
 		}
 		st := el.statusParams(el.c.Status().ConnectedClients)
 		res.Status = &st

@@ -3,6 +3,7 @@ package editorlink
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/companion/protocol"
 	idectx "github.com/gemini-ide-companion/gemini-ide-companion/context"
@@ -13,10 +14,11 @@ import (
 const maxSelectionBytes = 4*idectx.MaxSelectedUTF16 + 16
 
 // newPolicy returns the policy for an editor whose restart command is
-// restartCommand ("" when the plugin did not say): what every plugin does
+// restartCommand ("" when the plugin did not say), given how long it may
+// take to answer (companion.Options.EditorTimeout): what every plugin does
 // the same way, decided here once and sent in the initialize result
 // (protocol 2).
-func newPolicy(restartCommand string) protocol.Policy {
+func newPolicy(restartCommand string, editorTimeout time.Duration) protocol.Policy {
 	again := "restart the companion to try again"
 	if c := strings.TrimSpace(restartCommand); c != "" {
 		again = fmt.Sprintf("run %s to try again", c)
@@ -28,6 +30,10 @@ func newPolicy(restartCommand string) protocol.Policy {
 			MaxOpenFiles:         idectx.MaxOpenFiles,
 			MaxSelectedTextUtf16: idectx.MaxSelectedUTF16,
 			MaxMessageBytes:      protocol.MaxMessageBytes,
+
+			EditorRequestTimeoutMs: int(editorTimeout.Milliseconds()),
+			MaxToolResults:         protocol.MaxToolResults,
+			MaxToolResultBytes:     protocol.MaxToolResultBytes,
 		},
 		Messages: protocol.Messages{
 			Restarting: "gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.",

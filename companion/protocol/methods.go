@@ -31,8 +31,10 @@ type Method struct {
 	// Doc says what it is for, in one sentence.
 	Doc string
 	// Group is who serves it in the sidecar: "" the link itself, "agent"
-	// the agent panel. Each group's plugin → sidecar methods make one
-	// handler interface (rpc.LinkHandler, rpc.AgentHandler).
+	// the agent panel, "editor" the editor tools (sidecar → plugin
+	// requests only, documented in docs/editor-tools.md). Each group's
+	// plugin → sidecar methods make one handler interface
+	// (rpc.LinkHandler, rpc.AgentHandler).
 	Group string
 	// OptionalParams: absent or null params are the zero value of Params
 	// (every field is optional); otherwise they are refused with
@@ -48,7 +50,8 @@ type Method struct {
 }
 
 // Methods lists every method of the link, in the order docs/editor-link.md
-// (and, for the agent panel's, docs/agent-panel.md) presents them.
+// (and, for the agent panel's and the editor tools', docs/agent-panel.md
+// and docs/editor-tools.md) presents them.
 var Methods = []Method{
 	{Name: MethodInitialize, From: FromPlugin, Since: Version1, Params: InitializeParams{}, Result: InitializeResult{},
 		Doc: "Start the companion: MCP server, discovery file, terminal environment."},
@@ -86,6 +89,23 @@ var Methods = []Method{
 		Doc: "A message for the user, shown as is."},
 	{Name: MethodEnvChanged, From: FromSidecar, Notification: true, Since: Version1, Params: EnvChangedParams{},
 		Doc: "Terminals opened from now on get this environment."},
+
+	{Name: MethodEditorGetDiagnostics, From: FromSidecar, Since: Version2, Group: "editor", Params: DiagnosticsParams{}, Result: DiagnosticsResult{},
+		Doc: "The diagnostics the editor knows, of one file or of all (capability diagnostics)."},
+	{Name: MethodEditorGetDefinition, From: FromSidecar, Since: Version2, Group: "editor", Params: PositionParams{}, Result: LocationsResult{},
+		Doc: "Where the symbol at a position is defined (capability definition)."},
+	{Name: MethodEditorGetReferences, From: FromSidecar, Since: Version2, Group: "editor", Params: PositionParams{}, Result: LocationsResult{},
+		Doc: "Where the symbol at a position is used (capability references)."},
+	{Name: MethodEditorGetHover, From: FromSidecar, Since: Version2, Group: "editor", Params: PositionParams{}, Result: HoverResult{},
+		Doc: "The type and documentation of the symbol at a position (capability hover)."},
+	{Name: MethodEditorGetDocumentSymbols, From: FromSidecar, Since: Version2, Group: "editor", Params: DocumentSymbolsParams{}, Result: DocumentSymbolsResult{},
+		Doc: "A file's outline (capability documentSymbols)."},
+	{Name: MethodEditorSearchWorkspaceSymbols, From: FromSidecar, Since: Version2, Group: "editor", Params: WorkspaceSymbolsParams{}, Result: WorkspaceSymbolsResult{},
+		Doc: "Symbols of the workspace whose names match a query (capability workspaceSymbols)."},
+	{Name: MethodEditorGetOpenEditors, From: FromSidecar, Since: Version2, Group: "editor", Params: OpenEditorsParams{}, Result: OpenEditorsResult{},
+		Doc: "The open files, the active one, cursors, selections and unsaved changes (capability openEditors)."},
+	{Name: MethodEditorOpenFile, From: FromSidecar, Since: Version2, Group: "editor", Params: OpenFileParams{}, Result: Empty{},
+		Doc: "Show a file, optionally at a line or lines, to the user (capability openFile)."},
 
 	{Name: MethodAgentStart, From: FromPlugin, Since: Version2, Group: "agent", Params: AgentStartParams{}, OptionalParams: true, Result: AgentStartResult{},
 		Doc: "Attach to an A2A server of Gemini CLI's agent, or start one; a ready or error event follows."},

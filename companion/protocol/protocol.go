@@ -110,8 +110,26 @@ type ClientCapabilities struct {
 	// Terminal: the plugin opens integrated terminals and asks
 	// terminal/env for each.
 	Terminal bool `json:"terminal,omitempty"`
-	// Diagnostics is reserved; nothing is sent yet.
+	// Diagnostics (v2): the plugin answers editor/getDiagnostics. This
+	// and the capabilities below say, per feature, which editor tools
+	// (docs/editor-tools.md) the plugin serves; the sidecar sends no
+	// request the plugin did not declare, and tells the model instead.
 	Diagnostics bool `json:"diagnostics,omitempty"`
+	// Definition: the plugin answers editor/getDefinition.
+	Definition bool `json:"definition,omitempty"`
+	// References: the plugin answers editor/getReferences.
+	References bool `json:"references,omitempty"`
+	// Hover: the plugin answers editor/getHover.
+	Hover bool `json:"hover,omitempty"`
+	// DocumentSymbols: the plugin answers editor/getDocumentSymbols.
+	DocumentSymbols bool `json:"documentSymbols,omitempty"`
+	// WorkspaceSymbols: the plugin answers editor/searchWorkspaceSymbols.
+	WorkspaceSymbols bool `json:"workspaceSymbols,omitempty"`
+	// OpenEditors: the plugin answers editor/getOpenEditors (else the
+	// sidecar answers from the context notifications it got).
+	OpenEditors bool `json:"openEditors,omitempty"`
+	// OpenFile: the plugin answers editor/openFile.
+	OpenFile bool `json:"openFile,omitempty"`
 	// Agent: the plugin has an agent panel (agent/* methods).
 	Agent bool `json:"agent,omitempty"`
 }
@@ -146,6 +164,9 @@ type ServerCapabilities struct {
 	StatusText bool `json:"statusText"`
 	// Agent: agent/* requests are answered.
 	Agent bool `json:"agent"`
+	// EditorTools: the sidecar serves the editor tools and sends editor/*
+	// requests for the features the plugin declared.
+	EditorTools bool `json:"editorTools"`
 }
 
 // RestartPolicy says when a plugin restarts a sidecar that exited without
@@ -173,6 +194,17 @@ type Limits struct {
 	MaxSelectedTextUtf16 int `json:"maxSelectedTextUtf16"`
 	// MaxMessageBytes is the biggest message the sidecar reads.
 	MaxMessageBytes int `json:"maxMessageBytes"`
+	// EditorRequestTimeoutMs (v2) is how long the sidecar waits for the
+	// answer to an editor/* request before it tells the model the deadline
+	// passed; a plugin gives its language server a little less.
+	EditorRequestTimeoutMs int `json:"editorRequestTimeoutMs,omitempty"`
+	// MaxToolResults (v2) is the most items (diagnostics, locations,
+	// symbols) an editor tool returns; editor/* requests carry it as
+	// maxResults.
+	MaxToolResults int `json:"maxToolResults,omitempty"`
+	// MaxToolResultBytes (v2) is the most bytes of JSON an editor tool
+	// returns; the sidecar cuts longer answers and says so.
+	MaxToolResultBytes int `json:"maxToolResultBytes,omitempty"`
 }
 
 // Messages are the texts a plugin shows about the sidecar's own life, as

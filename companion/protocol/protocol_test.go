@@ -76,6 +76,18 @@ func TestSchemaValidatesWhatTheTypesEncode(t *testing.T) {
 		"DiffStateParams":    protocol.DiffStateParams{FilePath: "/w/a", State: protocol.StateExpired, Content: &text},
 		"StatusParams":       protocol.StatusParams{ConnectedClients: 1, Text: "Gemini: 1 CLI connected"},
 		"LogParams":          protocol.LogParams{Level: protocol.LevelWarn, Message: "m"},
+		"DiagnosticsParams":  protocol.DiagnosticsParams{Path: "/w/a", Severity: protocol.SeverityWarning, MaxResults: 200},
+		"DiagnosticsResult": protocol.DiagnosticsResult{Diagnostics: []protocol.Diagnostic{{Path: "/w/a", Severity: protocol.SeverityError,
+			Range: protocol.Range{Start: protocol.Position{Line: 3, Character: 2}, End: protocol.Position{Line: 3, Character: 9}}, Source: "compiler", Code: "InvalidAssign", Message: "m"}}, Truncated: true},
+		"PositionParams":  protocol.PositionParams{Path: "/w/a", Line: 1, Character: 1, MaxResults: 5},
+		"LocationsResult": protocol.LocationsResult{Locations: []protocol.Location{{Path: "/w/a", Text: "func f() {"}}},
+		"HoverResult":     protocol.HoverResult{Contents: "func f()", Range: &protocol.Range{}},
+		"DocumentSymbolsResult": protocol.DocumentSymbolsResult{Symbols: []protocol.DocumentSymbol{{Name: "T", Kind: "struct",
+			Children: []protocol.DocumentSymbol{{Name: "f", Kind: "field"}}}}},
+		"WorkspaceSymbolsResult": protocol.WorkspaceSymbolsResult{Symbols: []protocol.WorkspaceSymbol{{Name: "f", Kind: "function", Path: "/w/a", ContainerName: "p"}}},
+		"OpenEditorsResult": protocol.OpenEditorsResult{Editors: []protocol.OpenEditor{{Path: "/w/a", Active: true, Cursor: &protocol.Position{Line: 1, Character: 1},
+			Selection: &protocol.Range{}, SelectedText: "x", Dirty: true}}},
+		"OpenFileParams": protocol.OpenFileParams{Path: "/w/a", Line: 2, EndLine: 4},
 	}
 	for def, v := range samples {
 		if err := validate(def, v); err != nil {
@@ -83,10 +95,12 @@ func TestSchemaValidatesWhatTheTypesEncode(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"InitializeParams":   `{"ide":{"name":"x","displayName":"X"}}`,
-		"DiffStateParams":    `{"filePath":"/a","diffId":1,"state":"gone","message":"","queued":0}`,
-		"LogParams":          `{"level":"loud","message":"m"}`,
-		"DiffAcceptedParams": `{"filePath":"/a"}`,
+		"InitializeParams":      `{"ide":{"name":"x","displayName":"X"}}`,
+		"DiffStateParams":       `{"filePath":"/a","diffId":1,"state":"gone","message":"","queued":0}`,
+		"LogParams":             `{"level":"loud","message":"m"}`,
+		"DiffAcceptedParams":    `{"filePath":"/a"}`,
+		"DiagnosticsResult":     `{"diagnostics":[{"path":"/a","range":{"start":{"line":1,"character":1},"end":{"line":1,"character":1}},"severity":"fatal","message":"m"}]}`,
+		"DocumentSymbolsResult": `{"symbols":[{"name":"x","kind":"thing","range":{"start":{"line":1,"character":1},"end":{"line":1,"character":1}}}]}`,
 	}
 	for def, raw := range bad {
 		if err := validate(def, json.RawMessage(raw)); err == nil {
@@ -130,7 +144,8 @@ func TestMethodTable(t *testing.T) {
 // agent panel's methods, in docs/agent-panel.md.
 func TestDocsNameEveryMethodAndField(t *testing.T) {
 	docs := map[string]string{}
-	for group, file := range map[string]string{"": "editor-link.md", "agent": "agent-panel.md"} {
+	files := map[string]string{"": "editor-link.md", "agent": "agent-panel.md", "editor": "editor-tools.md"}
+	for group, file := range files {
 		data, err := os.ReadFile("../../docs/" + file)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +177,7 @@ func TestDocsNameEveryMethodAndField(t *testing.T) {
 		}
 	}
 	for _, m := range protocol.Methods {
-		doc, file = docs[m.Group], map[string]string{"": "editor-link.md", "agent": "agent-panel.md"}[m.Group]
+		doc, file = docs[m.Group], files[m.Group]
 		if !strings.Contains(doc, "`"+m.Name+"`") {
 			t.Errorf("docs/%s does not name method %s", file, m.Name)
 		}
@@ -188,5 +203,20 @@ func TestGeneratedRPCIsUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(have, want) {
 		t.Fatal("rpc/methods_gen.go is stale: run go generate ./companion/protocol")
+	}
+}
+
+// TestSymbolKindsMatchTheSchema keeps protocol.SymbolKinds (LSP's order,
+// which plugins index) and the kind enum of the symbol types the same.
+func TestSymbolKindsMatchTheSchema(t *testing.T) {
+	want := strings.Join(protocol.SymbolKinds, ",")
+	for _, v := range []any{protocol.DocumentSymbol{}, protocol.WorkspaceSymbol{}} {
+		f, _ := reflect.TypeOf(v).FieldByName("Kind")
+		if got := f.Tag.Get("enum"); got != want {
+			t.Errorf("%T.Kind enum %q, SymbolKinds %q", v, got, want)
+		}
+	}
+	if len(protocol.SymbolKinds) != 27 || protocol.SymbolKinds[11] != "function" || protocol.SymbolKinds[25] != "typeParameter" {
+		t.Errorf("SymbolKinds is not LSP's SymbolKind 1..26 then other: %v", protocol.SymbolKinds)
 	}
 }

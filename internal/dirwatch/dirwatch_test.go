@@ -43,8 +43,11 @@ func expect(t *testing.T, events chan Event, what string, gone bool) {
 // rename and a delete of a watched file each reach its watch, the last two
 // as gone; a sibling file's events do not.
 func TestWatchSeesWritesReplacementsAndDeletes(t *testing.T) {
-	w := start(t)
+	// The directory first: its removal, a cleanup, then runs after the
+	// watcher has ended and let go of its handle (Windows refuses to
+	// delete a directory still open).
 	dir := t.TempDir()
+	w := start(t)
 	path := filepath.Join(dir, "f.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -83,8 +86,11 @@ func TestWatchSeesWritesReplacementsAndDeletes(t *testing.T) {
 // watch of the same file gets the event; the directory is dropped with the
 // last watch in it.
 func TestSharedDirectoryIsWatchedUntilItsLastFileGoes(t *testing.T) {
-	w := start(t)
+	// The directory first: its removal, a cleanup, then runs after the
+	// watcher has ended and let go of its handle (Windows refuses to
+	// delete a directory still open).
 	dir := t.TempDir()
+	w := start(t)
 	path := filepath.Join(dir, "f.txt")
 	a, b := make(chan Event, 10), make(chan Event, 10)
 	stopA, err := w.Watch(path, func(ev Event) { a <- ev })

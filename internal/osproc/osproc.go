@@ -13,13 +13,19 @@
 //     without keeping anyone from replacing or removing it meanwhile.
 //   - Replace(old, new) renames a file over another in one step; on
 //     Windows it waits a moment for a reader that holds the target.
-//   - Alive(pid) reports whether a process is running.
+//   - Alive(pid) reports whether a process is running; WatchExit(ctx, pid)
+//     is told when it stops (on Linux without polling, through a pidfd).
 //   - Parents() is a snapshot of the process table: PID to parent PID.
+//   - OnTerminal(cmd) starts cmd with its stdin, a pseudo-terminal, as its
+//     controlling terminal (benchmarks that drive editors; nothing on
+//     Windows).
 //   - StopSignals() lists the signals that ask the process to stop.
 //   - SurviveBrokenPipe() keeps a write to a closed stdout or stderr from
 //     killing the process.
 //   - Pollable(f) returns f switched to non-blocking mode where the runtime
 //     can then poll it, so closing it releases a blocked read.
+//   - QuietReader(f) is Pollable(f) that, on Linux, wakes the process
+//     once per read rather than once per write of the other end.
 package osproc
 
 import "math"

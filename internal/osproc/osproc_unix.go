@@ -141,3 +141,10 @@ func Parents() (map[int]int, error) {
 // KeepFromChildren makes f's descriptor one that no process started later
 // inherits. Go opens every descriptor close-on-exec already.
 func KeepFromChildren(*os.File) error { return nil }
+
+// OnTerminal makes cmd start in a session of its own whose controlling
+// terminal is cmd's stdin, which must be the slave side of a
+// pseudo-terminal: what a program started in a terminal emulator gets.
+func OnTerminal(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+}

@@ -344,3 +344,7 @@ func terminate(pid int) {
 func KeepFromChildren(f *os.File) error {
 	return windows.SetHandleInformation(windows.Handle(f.Fd()), windows.HANDLE_FLAG_INHERIT, 0)
 }
+
+// OnTerminal does nothing on Windows: there are no controlling
+// terminals.
+func OnTerminal(*exec.Cmd) {}

@@ -9,21 +9,34 @@
 ;;; Commentary:
 
 ;; Reports the focused file, the cursor and the selection to the sidecar,
-;; and files closed or renamed.  `post-command-hook' and the window change
-;; hooks only arm a short timer; the report is built when it fires, and
-;; only what changed is sent.  The sidecar keeps the list of files, the
-;; timestamps and the limits.
+;; and files closed or renamed, at most once per
+;; `gemini-companion-context-delay'.  After a command, `post-command-hook'
+;; reads the clock: the first command after a pause reports at once, and
+;; while the cursor keeps moving an idle timer reports once Emacs has been
+;; idle for that delay (and a command, every four delays), so Emacs is
+;; not woken up for it while the user types.  Only what changed is sent.
+;; The sidecar keeps the list of files, the timestamps and the limits.
 
 ;;; Code:
 
 (require 'gemini-companion-link)
 
 (defcustom gemini-companion-context-delay 0.05
-  "Seconds to wait after a command before reporting the cursor and selection."
+  "At most one report of the cursor and selection per this many seconds.
+The first change after a pause is reported at once, the last one within
+this time.  0 reports every change."
   :type 'number
   :group 'gemini-companion)
 
 (defvar gemini-companion-context--timer nil "The armed report timer, or nil.")
+(defvar gemini-companion-context--due 0.0
+  "The `float-time' from which on the cursor may be reported again.")
+(defvar gemini-companion-context--late 0.0
+  "The `float-time' from which on a command reports while others follow.
+Four delays after the first command not reported.")
+(defvar gemini-companion-context--paused 0.0
+  "The `float-time' from which on the command loop counts as paused.")
+(defvar gemini-companion-context--now 0.0 "The time of the last command.")
 (defvar gemini-companion-context--last nil
   "What was last sent about the active file: (PATH LINE CHARACTER SELECTION).")
 (defvar gemini-companion-context--reported (make-hash-table :test #'eq :weakness 'key)
@@ -84,34 +97,93 @@
            (end (min (region-end) (+ beg max))))
       (gemini-companion-context-clip (buffer-substring-no-properties beg end) max))))
 
+(defvar gemini-companion-context--path-json nil
+  "(PATH . JSON): the last path reported and its JSON string literal.")
+
+(defun gemini-companion-context--column ()
+  "The UTF-16 code units between the start of the line and point."
+  (let* ((bol (line-beginning-position))
+         (n (- (point) bol)))
+    (if (= (- (position-bytes (point)) (position-bytes bol)) n)
+        n                               ; ASCII: no string needed
+      (let ((pos bol))
+        (while (< pos (point))
+          (when (> (char-after pos) #xFFFF) (setq n (1+ n)))
+          (setq pos (1+ pos)))
+        n))))
+
 (defun gemini-companion-context-flush ()
   "Send what changed in the selected window since the last report."
   (setq gemini-companion-context--timer nil)
   (when (and (gemini-companion-link-running-p) (not (minibufferp (window-buffer))))
     (with-current-buffer (window-buffer)
-      (let ((path (gemini-companion-context--path (current-buffer))))
+      (let ((path (gemini-companion-context--path (current-buffer)))
+            (last gemini-companion-context--last))
         ;; Not a file (the CLI's terminal, a diff): keep the last file,
         ;; cursor and selection, as an editor does when focus moves away.
         (when path
-          (let* ((line (line-number-at-pos))
-                 (character (1+ (gemini-companion-context-utf16-column
-                                 (buffer-substring-no-properties (line-beginning-position) (point)))))
-                 (selection (gemini-companion-context--selection))
-                 (now (list path line character selection))
-                 (params (append (list :path path :cursor (list :line line :character character))
-                                 (and selection (list :selectedText selection)))))
-            (cond ((not (equal path (car gemini-companion-context--last)))
-                   (gemini-companion-link-notify "context/fileFocused" params))
-                  ((not (equal now gemini-companion-context--last))
-                   (gemini-companion-link-notify "context/selectionChanged" params)))
-            (setq gemini-companion-context--last now)))))))
+          (let ((line (line-number-at-pos))
+                (character (1+ (gemini-companion-context--column)))
+                (selection (gemini-companion-context--selection)))
+            ;; Built by hand: this runs while the user moves the cursor,
+            ;; and a plist for the encoder would be garbage at once.
+            (unless (and (equal path (car last)) (eql line (nth 1 last))
+                         (eql character (nth 2 last)) (equal selection (nth 3 last)))
+              (unless (equal path (car gemini-companion-context--path-json))
+                (setq gemini-companion-context--path-json
+                      (cons path (gemini-companion-link-json-string path))))
+              (gemini-companion-link-notify-json
+               (if (equal path (car last)) "context/selectionChanged" "context/fileFocused")
+               (format "{\"path\":%s,\"cursor\":{\"line\":%d,\"character\":%d}%s}"
+                       (cdr gemini-companion-context--path-json) line character
+                       (if selection
+                           (concat ",\"selectedText\":" (gemini-companion-link-json-string selection))
+                         "")))
+              (setq gemini-companion-context--due (+ (float-time) gemini-companion-context-delay)
+                    gemini-companion-context--last (list path line character selection)))))))))
 
 (defun gemini-companion-context-schedule (&rest _)
-  "Arm the report timer unless it is armed.
-This is cheap, as it has to be: it is called after every command."
+  "Report soon, unless a report is on its way.
+At once (from a timer) when nothing was reported for
+`gemini-companion-context-delay', else when that time has passed since
+the last report."
   (unless gemini-companion-context--timer
-    (setq gemini-companion-context--timer
-          (run-with-timer gemini-companion-context-delay nil #'gemini-companion-context-flush))))
+    (setq gemini-companion-context--late (+ (float-time) (* 4 gemini-companion-context-delay))
+          gemini-companion-context--timer
+          (run-with-timer (max 0 (- gemini-companion-context--due (float-time)))
+                          nil #'gemini-companion-context-flush))))
+
+(defun gemini-companion-context-command ()
+  "Report the cursor after a command, at most once per delay.
+This runs after every command, so it only reads the clock unless a
+report is due: the first command after a pause (none for
+`gemini-companion-context-delay') reports at once, if nothing was
+reported within that delay; while commands keep coming, one reports
+when the first command not reported is four delays old (the sidecar's
+own longest wait); otherwise an idle timer reports once Emacs has been
+idle for the delay, that is, once the cursor stopped."
+  (when (gemini-companion-link-running-p)
+    (setq gemini-companion-context--now (float-time))
+    (if (or (and (>= gemini-companion-context--now gemini-companion-context--paused)
+                 (>= gemini-companion-context--now gemini-companion-context--due))
+            (and gemini-companion-context--timer
+                 (>= gemini-companion-context--now gemini-companion-context--late)))
+        (progn
+          (when gemini-companion-context--timer
+            (cancel-timer gemini-companion-context--timer))
+          ;; An error in `post-command-hook' would remove the function from it.
+          (condition-case err
+              (gemini-companion-context-flush)
+            (error (message "gemini-companion: cannot report the cursor: %s"
+                            (error-message-string err)))))
+      (unless gemini-companion-context--timer
+        (setq gemini-companion-context--late
+              (+ gemini-companion-context--now (* 4 gemini-companion-context-delay))
+              gemini-companion-context--timer
+              (run-with-idle-timer gemini-companion-context-delay nil
+                                   #'gemini-companion-context-flush))))
+    (setq gemini-companion-context--paused
+          (+ gemini-companion-context--now gemini-companion-context-delay))))
 
 (defun gemini-companion-context--closed (&optional buffer)
   "Report that BUFFER (default: the current one), a file the sidecar knows, closed."
@@ -144,7 +216,7 @@ This is cheap, as it has to be: it is called after every command."
 (defun gemini-companion-context-enable (on)
   "Install the context hooks when ON is non-nil, else remove them."
   (let ((fn (if on #'add-hook #'remove-hook)))
-    (funcall fn 'post-command-hook #'gemini-companion-context-schedule)
+    (funcall fn 'post-command-hook #'gemini-companion-context-command)
     (funcall fn 'window-selection-change-functions #'gemini-companion-context-schedule)
     (funcall fn 'window-buffer-change-functions #'gemini-companion-context-schedule)
     (funcall fn 'after-save-hook #'gemini-companion-context-schedule)

@@ -52,6 +52,10 @@ The argument is t once the sidecar is ready, nil when it stopped.")
      :restarted "gemini-ide-companion restarted; Gemini CLI sessions reconnect with /ide enable."))
   "The policy used until the sidecar sends its own (editor link v2).")
 
+(defvar gemini-companion-link-capabilities-function nil
+  "A function returning more capabilities for `initialize' (a plist), or nil.
+The editor tools set it to declare the features they answer.")
+
 (defvar gemini-companion-link--conn nil "The live connection to the sidecar, or nil.")
 (defvar gemini-companion-link--proc nil "The sidecar process, or nil.")
 (defvar gemini-companion-link--state 'stopped
@@ -127,6 +131,58 @@ signals `jsonrpc-error' (see `jsonrpc-error') to answer with an error."
         (progn (jsonrpc-notify gemini-companion-link--conn (intern method)
                                (or params (gemini-companion-link--empty)))
                t)
+      (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
+             nil))))
+
+(defconst gemini-companion-link--native-json
+  (and (fboundp 'json-serialize) (fboundp 'json-available-p) (json-available-p))
+  "Non-nil when Emacs has its native JSON encoder and parser.")
+
+(declare-function json-encode-string "json" (string))
+(declare-function json-read-from-string "json" (string))
+(defvar json-object-type)
+(defvar json-false)
+(defvar json-null)
+
+(defun gemini-companion-link-json-string (string)
+  "STRING as a JSON string literal."
+  (or (and gemini-companion-link--native-json
+           ;; It refuses text that is not Unicode (raw bytes).
+           (ignore-errors (substring (json-serialize (vector string)) 1 -1)))
+      (progn (require 'json) (json-encode-string string))))
+
+(defconst gemini-companion-link--notify-head "{\"jsonrpc\":\"2.0\",\"method\":\"")
+(defconst gemini-companion-link--notify-mid "\",\"params\":")
+(defconst gemini-companion-link--notify-frame
+  (concat "Content-Length: %d\r\n\r\n" gemini-companion-link--notify-head "%s"
+          gemini-companion-link--notify-mid "%s}"))
+
+(defun gemini-companion-link-notify-json (method params)
+  "Send notification METHOD (a string) with PARAMS, a JSON object as text.
+Return nil if not running.  Unlike `gemini-companion-link-notify', it
+writes one string to the sidecar's pipe and allocates little else:
+cursor reports come this way while the user types, and every byte
+allocated then costs Emacs's garbage collector.  With
+`gemini-companion-log-events' on, it goes through jsonrpc, which logs
+it."
+  (when (and gemini-companion-link--conn (gemini-companion-link-running-p))
+    (condition-case err
+        (progn
+          (if (and gemini-companion-link--proc (not gemini-companion-log-events))
+              (process-send-string
+               gemini-companion-link--proc
+               (format gemini-companion-link--notify-frame
+                       (+ (string-bytes gemini-companion-link--notify-head) (string-bytes method)
+                          (string-bytes gemini-companion-link--notify-mid) (string-bytes params) 1)
+                       method params))
+            (jsonrpc-notify gemini-companion-link--conn (intern method)
+                            (if gemini-companion-link--native-json
+                                (json-parse-string params :object-type 'plist
+                                                   :null-object nil :false-object :json-false)
+                              (require 'json)
+                              (let ((json-object-type 'plist) (json-false :json-false) (json-null nil))
+                                (json-read-from-string params)))))
+          t)
       (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
              nil))))
 
@@ -211,8 +267,13 @@ Signal an error when it fails."
         :ide '(:name "emacs" :displayName "Emacs" :restartCommand "M-x gemini-companion-restart")
         :processId (emacs-pid)
         :workspaceFolders (vconcat gemini-companion-link-folders)
-        :capabilities '(:diff t :diffStates t :selection t :terminal t
-                        :diagnostics :json-false :agent :json-false)))
+        :capabilities (let ((caps (list :diff t :diffStates t :selection t :terminal t
+                                        :diagnostics :json-false :agent :json-false)))
+                        (cl-loop for (k v) on (and gemini-companion-link-capabilities-function
+                                                   (funcall gemini-companion-link-capabilities-function))
+                                 by #'cddr
+                                 do (setq caps (plist-put caps k v)))
+                        caps)))
 
 (defun gemini-companion-link--spawn (program)
   "Run PROGRAM and send it `initialize'."

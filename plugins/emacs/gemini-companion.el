@@ -33,6 +33,7 @@
 (require 'gemini-companion-link)
 (require 'gemini-companion-context)
 (require 'gemini-companion-diff)
+(require 'gemini-companion-tools)
 (require 'project)
 
 (declare-function eat "ext:eat" (&optional program arg))
@@ -86,9 +87,22 @@
     ('starting "Gemini: starting")
     (_ "Gemini: off")))
 
+(defvar gemini-companion--lighter nil
+  "The last lighter: (STATE STATUS . TEXT).")
+
 (defun gemini-companion--mode-line ()
-  "The mode line lighter."
-  (concat " " (gemini-companion-status-text)))
+  "The mode line lighter.
+Each redisplay asks for it, so it is made again only when the link's
+state or the sidecar's status changed (and, without `let', nothing is
+allocated when it did not, even when this file is not byte-compiled)."
+  (if (and gemini-companion--lighter
+           (eq (car gemini-companion--lighter) (gemini-companion-link-state))
+           (eq (cadr gemini-companion--lighter) gemini-companion--status))
+      (cddr gemini-companion--lighter)
+    (cddr (setq gemini-companion--lighter
+                (cons (gemini-companion-link-state)
+                      (cons gemini-companion--status
+                            (concat " " (gemini-companion-status-text))))))))
 
 (gemini-companion-link-on
  "status"
@@ -130,6 +144,32 @@ Gemini CLI connected to it."
          (lambda (err) (when err (gemini-companion-link-message "error" err)))))
     (remove-hook 'kill-emacs-hook #'gemini-companion--kill-emacs)
     (gemini-companion-link-stop)))
+
+;;;###autoload
+(defun gemini-companion-terminal-env (&optional timeout)
+  "The environment that connects a Gemini CLI you start yourself to Emacs.
+A list of \"NAME=VALUE\" strings (GEMINI_CLI_IDE_SERVER_PORT,
+GEMINI_CLI_IDE_WORKSPACE_PATH, GEMINI_CLI_IDE_AUTH_TOKEN and
+GEMINI_CLI_IDE_PID) for a terminal of your own choosing; Gemini CLI
+passes them on to `gemini-ide-companion tools'.  Starts the sidecar if
+needed and waits for it, at most TIMEOUT seconds (default 15); nil when
+it cannot start.  For example:
+
+  (let ((process-environment
+         (append (gemini-companion-terminal-env) process-environment)))
+    (vterm))"
+  (let ((deadline (+ (float-time) (or timeout 15)))
+        (done nil) (env nil))
+    (unless (gemini-companion-link-running-p)
+      (gemini-companion-link-start (lambda (_err) (setq done t)))
+      (while (and (not done) (< (float-time) deadline))
+        (accept-process-output nil 0.02)))
+    (when (gemini-companion-link-running-p)
+      (setq done nil)
+      (gemini-companion-link-terminal-env (lambda (e) (setq done t env e)))
+      (while (and (not done) (< (float-time) deadline))
+        (accept-process-output nil 0.02)))
+    env))
 
 ;;;###autoload
 (defun gemini-companion-restart ()

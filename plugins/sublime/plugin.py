@@ -25,6 +25,7 @@ for _name in [m for m in list(sys.modules) if m == _CORE or m.startswith(_CORE +
 
 from .gemini_companion import locate, positions  # noqa: E402
 from .gemini_companion import session as sessionmod  # noqa: E402
+from .gemini_companion import tools as toolsmod  # noqa: E402
 
 SETTINGS_FILE = "Gemini Companion.sublime-settings"
 STATUS_KEY = "gemini_companion"
@@ -41,6 +42,11 @@ _sessions = {}      # window id -> Session
 _view_paths = {}    # view id -> file name last seen (to notice renames)
 _closing = {}       # view id -> window id, between on_pre_close and on_close
 _reported = set()   # error dialogs already shown
+_reveal = {}        # view id -> (line, end_line) to show once it has loaded
+
+MAX_TOOL_FILE = 16 << 20   # the most of a file the editor tools read from disk
+LSP_INSTALL = ("install the LSP package (Package Control: Install Package, LSP) and "
+               "a language server for it (for Go, LSP-gopls)")
 
 
 # --------------------------------------------------------------------- helpers
@@ -312,6 +318,152 @@ class SublimeHost(object):
             'companion stopped). Copy what you need, then close this tab.'
             '</div></body>',
             sublime.LAYOUT_BLOCK)
+
+    # -------------------------------------------------- editor tools (source)
+    # What the editor tools (gemini_companion/tools.py) ask Sublime Text:
+    # its symbol index, the symbols of open views, the LSP package's
+    # diagnostics, the open views. Rows and columns as tools.py says.
+
+    def _tool_window(self):
+        window = self.window()
+        if window is None:
+            raise toolsmod.NotAvailable("the Sublime Text window is closed")
+        return window
+
+    def tool_text(self, path):
+        window = self.window()
+        view = window.find_open_file(path) if window is not None else None
+        if view is not None and not view.is_loading():
+            return view.substr(sublime.Region(0, view.size()))
+        try:
+            with open(path, encoding="utf-8", errors="replace", newline="") as f:
+                return f.read(MAX_TOOL_FILE)
+        except (OSError, ValueError):
+            return None
+
+    def tool_diagnostics(self, path):
+        name = os.path.basename(path) if path else "this window"
+        try:
+            from LSP.plugin.core.registry import windows as lsp_windows
+        except ImportError:
+            raise toolsmod.NotAvailable(
+                "Sublime Text has no diagnostics for %s: %s" % (name, LSP_INSTALL))
+        manager = lsp_windows.lookup(self._tool_window())
+        sessions = list(manager.get_sessions()) if manager is not None else []
+        if not sessions:
+            raise toolsmod.NotAvailable(
+                "Sublime Text has no language server running for %s: %s, then open "
+                "a file it serves" % (name, LSP_INSTALL))
+        found = []
+        for lsp_session in sessions:
+            try:
+                stored = list(lsp_session.diagnostics.items())
+            except (AttributeError, TypeError):
+                raise toolsmod.NotAvailable(
+                    "this version of the LSP package keeps its diagnostics where "
+                    "Gemini Companion cannot read them: update the LSP package")
+            for (scheme, file_path), diagnostics in stored:
+                if scheme != "file" or (path is not None and file_path != path):
+                    continue
+                found.extend((file_path, d) for d in diagnostics)
+        return found
+
+    def _symbol_locations(self, name, in_index, in_open_files):
+        """(path, row, col) of SymbolLocations: the open files' own (they
+        may have unsaved changes), then the index's for the other files."""
+        window = self._tool_window()
+        opened = [_location(loc) for loc in in_open_files(window)(name)]
+        open_paths = {loc[0] for loc in opened}
+        indexed = [_location(loc) for loc in in_index(window)(name)]
+        return opened + [loc for loc in indexed if loc[0] not in open_paths]
+
+    def tool_definitions(self, name):
+        return self._symbol_locations(name, lambda w: w.lookup_symbol_in_index,
+                                      lambda w: w.lookup_symbol_in_open_files)
+
+    def tool_references(self, name):
+        return self._symbol_locations(name, lambda w: w.lookup_references_in_index,
+                                      lambda w: w.lookup_references_in_open_files)
+
+    def tool_symbols(self, path):
+        view = self._tool_window().find_open_file(path)
+        if view is None or view.is_loading():
+            raise toolsmod.NotAvailable(
+                "Sublime Text lists the symbols of open files only, and %s is not "
+                "open: open it (openFile) and ask again" % os.path.basename(path))
+        out = []
+        for symbol in view.symbol_regions():
+            row, col = view.rowcol(symbol.region.begin())
+            out.append((symbol.name, symbol.kind, row, col))
+        return out
+
+    def tool_workspace_symbols(self, query):
+        window = self._tool_window()
+        found = []
+        for lookup in (window.lookup_symbol_in_open_files, window.lookup_symbol_in_index):
+            for loc in lookup(query):
+                path, row, col = _location(loc)
+                found.append((query, getattr(loc, "kind", None), path, row, col))
+        needle = query.lower()
+        for view in window.views():
+            path = _context_path(view)
+            if path is None:
+                continue
+            for symbol in view.symbol_regions():
+                if needle in symbol.name.lower():
+                    row, col = view.rowcol(symbol.region.begin())
+                    found.append((symbol.name, symbol.kind, path, row + 1, col + 1))
+        return found
+
+    def tool_open_editors(self):
+        window = self._tool_window()
+        active = window.active_view()
+        out = []
+        for view in window.views():
+            path = _context_path(view)
+            if path is None:
+                continue
+            item = {"path": path, "active": view == active, "dirty": view.is_dirty()}
+            selection = view.sel()
+            if len(selection) > 0:
+                region = selection[0]
+                item["cursor"] = view.rowcol(region.b)
+                if not region.empty():
+                    begin, end = region.begin(), region.end()
+                    item["selection"] = (view.rowcol(begin), view.rowcol(end))
+                    item["selected_text"] = view.substr(sublime.Region(
+                        begin, min(end, begin + toolsmod.MAX_SELECTED_UTF16)))
+            out.append(item)
+        return out
+
+    def tool_open_file(self, path, line, end_line):
+        window = self._tool_window()
+        if line is None:
+            window.open_file(path)
+            return
+        view = window.open_file("%s:%d" % (path, line), sublime.ENCODED_POSITION)
+        if view.is_loading():
+            _reveal[view.id()] = (line, end_line)
+        else:
+            _reveal_lines(view, line, end_line)
+
+
+def _location(loc):
+    """(path, row, col) of a SymbolLocation (older builds: a tuple
+    (path, display name, (row, col)))."""
+    if isinstance(loc, tuple):
+        return loc[0], loc[2][0], loc[2][1]
+    return loc.path, loc.row, loc.col
+
+
+def _reveal_lines(view, line, end_line):
+    """Put the caret on ``line`` (1-based) or select ``line``..``end_line``."""
+    start = view.text_point(line - 1, 0)
+    end = view.line(view.text_point(end_line - 1, 0)).end() if end_line else start
+    region = sublime.Region(start, end)
+    view.sel().clear()
+    view.sel().add(region)
+    view.show(region)
 
 
 # What the diff bar says about a proposal's state, in order.
@@ -675,6 +827,9 @@ class GeminiCompanionListener(sublime_plugin.EventListener):
             session.file_focused(path, *_caret(view, session.selection_limit))
 
     def on_load(self, view):
+        reveal = _reveal.pop(view.id(), None)
+        if reveal is not None:
+            _reveal_lines(view, *reveal)
         window = view.window()
         if window is None or window.id() not in _sessions:
             return

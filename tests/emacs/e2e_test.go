@@ -41,6 +41,7 @@ const initEl = `
       gemini-companion-sidecar-args (list "--log-level" "debug" "--log-file" %s)
       gemini-companion-cli-command (list %s)
       gemini-companion-terminal '%s)
+%s
 (gemini-companion-mode 1)
 `
 
@@ -54,6 +55,13 @@ type Emacs struct {
 // startEmacs starts interactive Emacs in sb.Workspace on args, with
 // gemini-companion-terminal set to terminal.
 func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini, terminal string, args ...string) *Emacs {
+	t.Helper()
+	return startEmacsWith(t, sb, env, "", gemini, terminal, args...)
+}
+
+// startEmacsWith is startEmacs with more of the user's init file (extra),
+// before gemini-companion-mode is turned on.
+func startEmacsWith(t *testing.T, sb *testkit.Sandbox, env []string, extra, gemini, terminal string, args ...string) *Emacs {
 	t.Helper()
 	emacs := requireEmacs(t)
 	if _, err := exec.LookPath("emacsclient"); err != nil {
@@ -70,7 +78,7 @@ func startEmacs(t *testing.T, sb *testkit.Sandbox, env []string, gemini, termina
 	}
 	e := &Emacs{socket: filepath.Join(sockDir, "e2e"), log: filepath.Join(sb.TmpDir, "sidecar.log")}
 	init := filepath.Join(sb.TmpDir, "init.el")
-	text := fmt.Sprintf(initEl, quote(sockDir), quote(testkit.PluginDir(t, "emacs")), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal)
+	text := fmt.Sprintf(initEl, quote(sockDir), quote(testkit.PluginDir(t, "emacs")), quote(testkit.Binary(t)), quote(e.log), quote(gemini), terminal, extra)
 	if err := os.WriteFile(init, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ type Options struct {
 	// Width is the UI's terminal width in columns (default 200), or a
 	// headless Neovim's 'columns' (default 80).
 	Width int
+	// InitLua is more of the user's init.lua, run before setup() (e.g. a
+	// language server configured through vim.lsp).
+	InitLua string
 }
 
 // Nvim is a running Neovim with the plugin loaded.
@@ -74,6 +77,7 @@ _G.gemini_test = { notes = {} }
 vim.notify = function(msg, level)
   table.insert(_G.gemini_test.notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
 end
+%s
 require("gemini_companion").setup(vim.json.decode(%q))
 `
 
@@ -109,7 +113,7 @@ func startNvim(t testing.TB, sb *testkit.Sandbox, opts Options) *Nvim {
 		t.Fatalf("setup options: %v", err)
 	}
 	initPath := filepath.Join(sb.TmpDir, "init.lua")
-	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, testkit.PluginDir(t, "nvim"), string(optsJSON)), 0o600); err != nil {
+	if err := os.WriteFile(initPath, fmt.Appendf(nil, initLua, testkit.PluginDir(t, "nvim"), opts.InitLua, string(optsJSON)), 0o600); err != nil {
 		t.Fatalf("write init.lua: %v", err)
 	}
 	// Unix socket paths are short (108 bytes): keep it out of t.TempDir().

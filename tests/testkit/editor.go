@@ -92,7 +92,10 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sidecar: %v", err)
 	}
-	e.Conn = link.New(stdout, stdin, (*editorHandler)(e), link.WithFraming(opts.Framing))
+	// The tests feed the sidecar lines of many MiB; a race-built sidecar
+	// on a loaded machine may take longer than the default to read one,
+	// which is slowness, not the stall the default is there to find.
+	e.Conn = link.New(stdout, stdin, (*editorHandler)(e), link.WithFraming(opts.Framing), link.WithWriteTimeout(time.Minute))
 	go func() {
 		defer close(e.served)
 		_ = e.Conn.Serve(context.Background())

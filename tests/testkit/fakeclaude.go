@@ -22,9 +22,13 @@ type ClaudeStep struct {
 // Claude Code run offline (ANTHROPIC_BASE_URL). Each request that offers
 // the bridge's tools (server "gemini": mcp__gemini__*) is answered with
 // Next(results), results being the tool results of the conversation so far
-// (as raw JSON); other requests get a short text.
+// (as raw JSON); other requests get a short text. Prefix names another
+// server's tools.
 type FakeClaude struct {
 	Next func(results []string) ClaudeStep
+	// Prefix is the prefix of the tool names of the server under test:
+	// "mcp__gemini__" when empty.
+	Prefix string
 
 	mu      sync.Mutex
 	n       int      // answers given
@@ -48,9 +52,13 @@ func (f *FakeClaude) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"messages"`
 	}
 	_ = json.Unmarshal(body, &req)
+	prefix := f.Prefix
+	if prefix == "" {
+		prefix = "mcp__gemini__"
+	}
 	offers := false
 	for _, t := range req.Tools {
-		offers = offers || strings.HasPrefix(t.Name, "mcp__gemini__")
+		offers = offers || strings.HasPrefix(t.Name, prefix)
 	}
 	var results []string
 	for _, m := range req.Messages {

@@ -55,6 +55,9 @@ type Options struct {
 	Args []string
 	// UI runs Vim in tmux (a real terminal) instead of headless (-es).
 	UI bool
+	// Vimrc is more of the user's vimrc, before the plugin loads (e.g.
+	// ALE's settings and packadd! ale).
+	Vimrc string
 }
 
 // Vim is a running Vim with the plugin loaded and a control channel.
@@ -96,6 +99,7 @@ function! GicEval(expr) abort
   endtry
 endfunction
 source %s
+%s
 runtime plugin/gemini_companion.vim
 `
 
@@ -138,7 +142,7 @@ func startVim(t testing.TB, sb *testkit.Sandbox, opts Options) *Vim {
 	defer ln.Close()
 	rc := filepath.Join(sb.TmpDir, "vimrc")
 	helpers := filepath.Join(testkit.ModuleRoot(t), "tests", "vim", "helpers.vim")
-	script := fmt.Sprintf(vimrc, testkit.PluginDir(t, "vim"), vimString(string(cfg)), ln.Addr().(*net.TCPAddr).Port, helpers)
+	script := fmt.Sprintf(vimrc, testkit.PluginDir(t, "vim"), vimString(string(cfg)), ln.Addr().(*net.TCPAddr).Port, helpers, opts.Vimrc)
 	if err := os.WriteFile(rc, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}

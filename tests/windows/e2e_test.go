@@ -95,7 +95,11 @@ func endToEnd(t *testing.T, terminalEnv bool) {
 	ed.mu.Lock()
 	ed.edits[open.FilePath] = edited
 	ed.mu.Unlock()
-	if err := ed.conn.Notify(protocol.MethodDiffAccepted, map[string]any{"filePath": decided, "content": edited}); err != nil {
+	// The decision names the proposal, as the plugins do: diff/open's
+	// answer may still be on its way to the sidecar when this goes out,
+	// and a decision without a diffId counts only for a view whose
+	// diff/open was answered.
+	if err := ed.conn.Notify(protocol.MethodDiffAccepted, map[string]any{"filePath": decided, "diffId": open.DiffID, "content": edited}); err != nil {
 		t.Fatal(err)
 	}
 	waitBytes(t, file, edited, pane)
@@ -106,7 +110,7 @@ func endToEnd(t *testing.T, terminalEnv bool) {
 	api.Reply(fakegemini.Call("write_file", map[string]any{"file_path": fileWin, "content": "must never reach the disk\n"}))
 	pane.Type(t, "now break it")
 	open = waitOpen(t, ed, pane)
-	if err := ed.conn.Notify(protocol.MethodDiffRejected, map[string]any{"filePath": decided}); err != nil {
+	if err := ed.conn.Notify(protocol.MethodDiffRejected, map[string]any{"filePath": decided, "diffId": open.DiffID}); err != nil {
 		t.Fatal(err)
 	}
 	// The rejection ends the turn: the model is asked nothing more.

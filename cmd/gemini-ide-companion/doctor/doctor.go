@@ -107,6 +107,7 @@ func Run(ctx context.Context, o Options) Report {
 	c.container()
 	c.gemini(ctx)
 	c.connection(ctx, chosen)
+	c.editorTools()
 	c.r.WouldConnect = true
 	for _, f := range c.r.Findings {
 		if f.Level == Fail {
@@ -290,6 +291,35 @@ func (c *checks) connection(ctx context.Context, chosen *discovery.Entry) {
 			c.add(OK, "connection", fmt.Sprintf("MCP initialize on 127.0.0.1:%d with the file's token succeeded", chosen.File.Port), "")
 		}
 	}
+}
+
+// ExtensionName is the name of the Gemini CLI extension in plugins/gemini-cli
+// that gives the model the editor tools.
+const ExtensionName = "editor-tools"
+
+// editorTools says whether Gemini CLI's model gets the editor tools: the
+// extension installed in the CLI's home, and gemini-ide-companion on PATH
+// for it to start. Never a failure: IDE mode works without them.
+func (c *checks) editorTools() {
+	home := c.o.Getenv("GEMINI_CLI_HOME")
+	if home == "" {
+		home = c.o.Getenv("HOME")
+	}
+	if home == "" {
+		home = c.o.Getenv("USERPROFILE")
+	}
+	manifest := filepath.Join(home, ".gemini", "extensions", ExtensionName, "gemini-extension.json")
+	if _, err := os.Stat(manifest); err != nil {
+		c.add(Info, "editor tools", "the "+ExtensionName+" extension is not installed: Gemini CLI's model does not get the editor's diagnostics, definitions and references",
+			"gemini extensions install /path/to/gemini-ide-companion/plugins/gemini-cli (see the README's \"Editor tools\")")
+		return
+	}
+	if _, err := c.o.LookPath("gemini-ide-companion"); err != nil {
+		c.add(Warn, "editor tools", "the "+ExtensionName+" extension is installed, but gemini-ide-companion is not on PATH: the CLI cannot start its tools server",
+			"go install ./cmd/gemini-ide-companion from the clone, with $(go env GOPATH)/bin on PATH")
+		return
+	}
+	c.add(OK, "editor tools", "the "+ExtensionName+" extension is installed: Gemini CLI's model gets the editor tools (in a folder the CLI trusts; it starts no stdio server in others: trust the folder when it asks, or run gemini trust)", "")
 }
 
 func name(f discovery.File) string {

@@ -142,3 +142,46 @@ func TestAgentNamesWhatStopsThePanel(t *testing.T) {
 		}
 	}
 }
+
+// The editor tools: doctor says how to install the extension when it is
+// missing, and that gemini-ide-companion must be on PATH for it to work.
+func TestEditorToolsExtensionIsReported(t *testing.T) {
+	home := t.TempDir()
+	run := func(onPath bool) Finding {
+		t.Helper()
+		r := Run(context.Background(), Options{
+			Cwd:    t.TempDir(),
+			Dir:    filepath.Join(t.TempDir(), "ide"),
+			Getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+			LookPath: func(name string) (string, error) {
+				if onPath && name == "gemini-ide-companion" {
+					return "/usr/local/bin/gemini-ide-companion", nil
+				}
+				return "", errors.New("not found")
+			},
+			Alive:  func(int) bool { return true },
+			IDEPID: 42,
+		})
+		fs := find(r, "editor tools")
+		if len(fs) != 1 {
+			t.Fatalf("editor tools findings %+v", fs)
+		}
+		return fs[0]
+	}
+	if f := run(true); f.Level != Info || !strings.Contains(f.Fix, "gemini extensions install") {
+		t.Errorf("without the extension: %+v", f)
+	}
+	ext := filepath.Join(home, ".gemini", "extensions", ExtensionName)
+	if err := os.MkdirAll(ext, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ext, "gemini-extension.json"), []byte(`{"name":"editor-tools"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f := run(false); f.Level != Warn || !strings.Contains(f.Message, "not on PATH") {
+		t.Errorf("installed, no binary on PATH: %+v", f)
+	}
+	if f := run(true); f.Level != OK || !strings.Contains(f.Message, "gemini trust") {
+		t.Errorf("installed: %+v", f)
+	}
+}

@@ -312,6 +312,78 @@ func (p Plugin) WorkspaceEnvChanged(params protocol.EnvChangedParams) error {
 	return p.Caller.Notify("workspace/envChanged", params)
 }
 
+// EditorGetDiagnostics sends the editor/getDiagnostics request and waits for its answer. The diagnostics the editor knows, of one file or of all (capability diagnostics).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetDiagnostics(ctx context.Context, params protocol.DiagnosticsParams, then ...func()) (protocol.DiagnosticsResult, error) {
+	var res protocol.DiagnosticsResult
+	err := p.Caller.CallThen(ctx, "editor/getDiagnostics", params, &res, hook(then))
+	return res, err
+}
+
+// EditorGetDefinition sends the editor/getDefinition request and waits for its answer. Where the symbol at a position is defined (capability definition).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetDefinition(ctx context.Context, params protocol.PositionParams, then ...func()) (protocol.LocationsResult, error) {
+	var res protocol.LocationsResult
+	err := p.Caller.CallThen(ctx, "editor/getDefinition", params, &res, hook(then))
+	return res, err
+}
+
+// EditorGetReferences sends the editor/getReferences request and waits for its answer. Where the symbol at a position is used (capability references).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetReferences(ctx context.Context, params protocol.PositionParams, then ...func()) (protocol.LocationsResult, error) {
+	var res protocol.LocationsResult
+	err := p.Caller.CallThen(ctx, "editor/getReferences", params, &res, hook(then))
+	return res, err
+}
+
+// EditorGetHover sends the editor/getHover request and waits for its answer. The type and documentation of the symbol at a position (capability hover).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetHover(ctx context.Context, params protocol.PositionParams, then ...func()) (protocol.HoverResult, error) {
+	var res protocol.HoverResult
+	err := p.Caller.CallThen(ctx, "editor/getHover", params, &res, hook(then))
+	return res, err
+}
+
+// EditorGetDocumentSymbols sends the editor/getDocumentSymbols request and waits for its answer. A file's outline (capability documentSymbols).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetDocumentSymbols(ctx context.Context, params protocol.DocumentSymbolsParams, then ...func()) (protocol.DocumentSymbolsResult, error) {
+	var res protocol.DocumentSymbolsResult
+	err := p.Caller.CallThen(ctx, "editor/getDocumentSymbols", params, &res, hook(then))
+	return res, err
+}
+
+// EditorSearchWorkspaceSymbols sends the editor/searchWorkspaceSymbols request and waits for its answer. Symbols of the workspace whose names match a query (capability workspaceSymbols).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorSearchWorkspaceSymbols(ctx context.Context, params protocol.WorkspaceSymbolsParams, then ...func()) (protocol.WorkspaceSymbolsResult, error) {
+	var res protocol.WorkspaceSymbolsResult
+	err := p.Caller.CallThen(ctx, "editor/searchWorkspaceSymbols", params, &res, hook(then))
+	return res, err
+}
+
+// EditorGetOpenEditors sends the editor/getOpenEditors request and waits for its answer. The open files, the active one, cursors, selections and unsaved changes (capability openEditors).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorGetOpenEditors(ctx context.Context, params protocol.OpenEditorsParams, then ...func()) (protocol.OpenEditorsResult, error) {
+	var res protocol.OpenEditorsResult
+	err := p.Caller.CallThen(ctx, "editor/getOpenEditors", params, &res, hook(then))
+	return res, err
+}
+
+// EditorOpenFile sends the editor/openFile request and waits for its answer. Show a file, optionally at a line or lines, to the user (capability openFile).
+// then, if given, runs as the answer is read, before the plugin's next
+// message is handled (link.Conn.CallThen).
+func (p Plugin) EditorOpenFile(ctx context.Context, params protocol.OpenFileParams, then ...func()) (protocol.Empty, error) {
+	var res protocol.Empty
+	err := p.Caller.CallThen(ctx, "editor/openFile", params, nil, hook(then))
+	return res, err
+}
+
 // AgentEvent sends the agent/event notification. Something happened in the conversation, for the panel to show.
 func (p Plugin) AgentEvent(params protocol.AgentEvent) error {
 	return p.Caller.Notify("agent/event", params)

@@ -49,6 +49,9 @@ func decode(raw json.RawMessage, v any, optional bool) error {
 		}
 		return link.Errorf(link.CodeInvalidParams, "params are required")
 	}
+	if decodeFast(raw, v) {
+		return nil
+	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {

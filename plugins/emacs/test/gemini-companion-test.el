@@ -437,29 +437,40 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
   (gemini-companion-test-with-sidecar dir
     (let* ((out (expand-file-name "env.txt" dir))
            (gemini-companion-terminal backend)
-           ;; A stand-in CLI that writes what it got and starts a child.
+           ;; A stand-in CLI that starts a child and writes what it got.
            (gemini-companion-cli-command
-            (list "sh" "-c" (format "echo \"$GEMINI_CLI_IDE_SERVER_PORT $GEMINI_CLI_IDE_WORKSPACE_PATH $(pwd -P)\" > %s.tmp; mv %s.tmp %s; sleep 300 & wait"
+            (list "sh" "-c" (format "sleep 300 & echo \"$GEMINI_CLI_IDE_SERVER_PORT $GEMINI_CLI_IDE_WORKSPACE_PATH $(pwd -P)\" > %s.tmp; mv %s.tmp %s; wait"
                                     out out out))))
-      ;; Given in a buffer of the project; answers are read elsewhere.
-      (with-temp-buffer
-        (setq default-directory dir)
-        (gemini-companion-cli))
-      (gemini-companion-test-wait "the CLI's output" (lambda () (file-exists-p out)))
-      (should (equal (with-temp-buffer (insert-file-contents out) (buffer-string))
-                     (format "%s %s %s\n" (plist-get (gemini-companion-link-info) :port)
-                             (directory-file-name dir) (directory-file-name dir))))
-      (let* ((proc (get-buffer-process gemini-companion--cli-buffer))
-             (pid (process-id proc))
-             (child (string-to-number
-                     (shell-command-to-string (format "pgrep -P %d sleep" pid)))))
-        (should (> child 0))
-        (gemini-companion--stop-cli)
-        ;; The shell and the child it started are both gone.
-        (gemini-companion-test-wait "the CLI and its child to end"
-                                    (lambda () (and (not (process-live-p proc))
-                                                    (not (file-exists-p (format "/proc/%d" child))))))
-        (kill-buffer gemini-companion--cli-buffer)))))
+      (unwind-protect
+          (progn
+            ;; Given in a buffer of the project; answers are read elsewhere.
+            (with-temp-buffer
+              (setq default-directory dir)
+              (gemini-companion-cli))
+            (gemini-companion-test-wait "the CLI's output" (lambda () (file-exists-p out)))
+            (should (equal (with-temp-buffer (insert-file-contents out) (buffer-string))
+                           (format "%s %s %s\n" (plist-get (gemini-companion-link-info) :port)
+                                   (directory-file-name dir) (directory-file-name dir))))
+            (let* ((proc (get-buffer-process gemini-companion--cli-buffer))
+                   (pid (process-id proc))
+                   ;; The child is forked before the output is written, but
+                   ;; may not have become `sleep' yet.
+                   (child (gemini-companion-test-wait
+                           "the CLI's child"
+                           (lambda ()
+                             (let ((n (string-to-number
+                                       (shell-command-to-string (format "pgrep -P %d sleep" pid)))))
+                               (and (> n 0) n))))))
+              (gemini-companion--stop-cli)
+              ;; The shell and the child it started are both gone.
+              (gemini-companion-test-wait "the CLI and its child to end"
+                                          (lambda () (and (not (process-live-p proc))
+                                                          (not (file-exists-p (format "/proc/%d" child))))))))
+        ;; A failure above must not leave this CLI to the next test, which
+        ;; would find it running and show it instead of starting its own.
+        (when (buffer-live-p gemini-companion--cli-buffer)
+          (let ((kill-buffer-query-functions nil))
+            (kill-buffer gemini-companion--cli-buffer)))))))
 
 (ert-deftest gemini-companion-test-cli-in-term ()
   "`gemini-companion-cli' in `term' gets the link's environment; stopping ends it all."

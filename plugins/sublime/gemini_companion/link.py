@@ -92,6 +92,7 @@ class Link(object):
                     "restartCommand": o.get("restart_command", "Gemini Companion: Restart")}
         self.restart_on_exit = o.get("restart", True)
         self.is_trusted = o.get("is_trusted")   # None: the CLI's own prompt decides
+        self.offers = dict(CAPABILITIES, **(o.get("capabilities") or {}))
 
     # ---------------------------------------------------------------- public
     def on(self, method, handler):
@@ -211,7 +212,7 @@ class Link(object):
         self._emit("@state")
         params = {"protocolVersion": PROTOCOL_VERSION, "ide": self.ide,
                   "processId": self.process_id, "workspaceFolders": list(self.folders),
-                  "capabilities": CAPABILITIES}
+                  "capabilities": self.offers}
         if self.is_trusted is not None:
             params["isTrusted"] = bool(self.is_trusted)
         self._call("initialize", params, lambda r, e: self._initialized(gen, r, e), 15000)

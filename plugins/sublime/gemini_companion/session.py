@@ -32,6 +32,7 @@ import json
 import os
 
 from . import link as linkmod
+from . import tools as toolsmod
 from .link import STOPPED, STARTING, READY, RESTARTING, FAILED  # noqa: F401
 
 # How many recently focused files a session remembers to tell a restarted
@@ -98,7 +99,9 @@ class Session(object):
 
     def __init__(self, host, options=None):
         self.host = host
-        self.link = linkmod.Link(host, options)
+        # A host that knows the editor's symbols answers the editor tools.
+        self._offers = toolsmod.CAPABILITIES if hasattr(host, "tool_text") else {}
+        self.link = linkmod.Link(host, self._with_offers(options))
         self._generation = 0
         self._folders = []
         self._sent_folders = None
@@ -115,12 +118,16 @@ class Session(object):
         link.on("@ready", self._on_ready)
         link.on("@exit", self._on_exit)
         link.on("@state", lambda: self.host.show_state(self))
+        self.tools = toolsmod.Tools(link, host) if self._offers else None
 
     # ------------------------------------------------------------ lifecycle
 
     def configure(self, options=None):
         """Take (new) settings; they apply from the next (re)start."""
-        self.link.configure(options)
+        self.link.configure(self._with_offers(options))
+
+    def _with_offers(self, options):
+        return dict(options or {}, capabilities=dict(self._offers))
 
     state = property(lambda self: self.link.state)
     last_error = property(lambda self: self.link.last_error)

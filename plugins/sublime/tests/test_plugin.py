@@ -414,7 +414,9 @@ class ContextTest(PluginTestCase):
         expected = os.pathsep.join([self.project, extra])
         self.pump_until(lambda: self.discovery(session)["workspacePath"] == expected,
                         message="discovery file not updated: %r" % (self.discovery(session),))
-        self.assertEqual(session.env["GEMINI_CLI_IDE_WORKSPACE_PATH"], expected)
+        # The sidecar writes the discovery file, then sends workspace/envChanged.
+        self.pump_until(lambda: session.env.get("GEMINI_CLI_IDE_WORKSPACE_PATH") == expected,
+                        message="terminal environment not updated: %r" % (session.env,))
         # Project > Remove Folder from Project.
         self.window.set_project_data({"folders": [{"path": extra}]})
         self.window.run_command("remove_folder", {"dirs": [self.project]})

@@ -9,6 +9,7 @@ import autoload 'gemini_companion/context.vim'
 import autoload 'gemini_companion/diff.vim'
 import autoload 'gemini_companion/status.vim'
 import autoload 'gemini_companion/terminal.vim'
+import autoload 'gemini_companion/tools.vim'
 
 # Wires the modules to the link once; the sidecar starts separately.
 export def Setup()
@@ -19,6 +20,8 @@ export def Setup()
   status.Setup()
   context.Setup()
   diff.Setup()
+  tools.Setup()
+  link.AddCapabilities(tools.Capabilities())
 enddef
 
 # On VimEnter: start the sidecar unless g:gemini_companion.auto_start is off.
@@ -77,6 +80,28 @@ enddef
 export def Doctor()
   Setup()
   status.Doctor()
+enddef
+
+# The environment that connects a Gemini CLI started in a terminal of the
+# user's own choosing (a tmux pane, another terminal) to this Vim:
+# GEMINI_CLI_IDE_SERVER_PORT, GEMINI_CLI_IDE_WORKSPACE_PATH,
+# GEMINI_CLI_IDE_AUTH_TOKEN and GEMINI_CLI_IDE_PID. Starts the sidecar if
+# needed and waits for it (at most timeout_ms); {} when it cannot start.
+export def TerminalEnv(timeout_ms: number = 15000): dict<string>
+  Setup()
+  var done = false
+  var env: dict<string> = {}
+  link.TerminalEnv((err, result) => {
+    if err == '' && type(get(result, 'env', 0)) == v:t_dict
+      env = result.env
+    endif
+    done = true
+  })
+  var start = reltime()
+  while !done && reltimefloat(reltime(start)) * 1000 < timeout_ms
+    sleep 10m
+  endwhile
+  return env
 enddef
 
 # For a statusline: %{gemini_companion#Statusline()}.

@@ -55,9 +55,15 @@ M.defaults = {
   -- warning.
   reload = true,
   context = {
-    -- Cursor and selection events closer together than this are sent once.
-    coalesce_ms = 20,
+    -- At most one cursor/selection report per this many milliseconds (the
+    -- sidecar's own pacing interval); the first change after a pause is
+    -- sent at once. 0: every change is sent.
+    coalesce_ms = 50,
   },
+  -- Answer the editor tools (diagnostics, definitions, references, hover,
+  -- outlines, workspace symbols, open files) from vim.diagnostic and
+  -- vim.lsp for the agents that call them. See :help gemini-companion-tools.
+  tools = true,
   -- Messages from the sidecar below this level are not shown
   -- ("info", "warn", "error").
   notify_level = "info",
@@ -216,6 +222,7 @@ function M.build(user)
     auto_start = { opts.auto_start, "boolean" },
     trusted = { opts.trusted, "boolean", true },
     reload = { opts.reload, "boolean" },
+    tools = { opts.tools, "boolean" },
     sidecar = { opts.sidecar, "table" },
     terminal = { opts.terminal, "table" },
     diff = { opts.diff, "table" },

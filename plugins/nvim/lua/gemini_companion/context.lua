@@ -21,6 +21,7 @@ local reported = {} -- bufnr -> path the sidecar knows this buffer by
 local renaming = {} -- bufnr -> path before a BufFilePre/BufFilePost pair
 local entered = {} -- buffers entered since the last flush, oldest first
 local last = {} -- what was last sent about the active file
+local sent_at = nil -- uv.hrtime() of the last report about the cursor
 local timer = nil
 local group = nil
 
@@ -160,8 +161,34 @@ local function position(buf, mode)
   return cursor, sel
 end
 
+--- The selected text in the current window in visual/select mode `mode`
+--- (for the editor tools' getOpenEditors).
+function M.selected_text(buf, mode)
+  return selection(buf, mode)
+end
+
+--- The buffer of the file last reported as active (the focus may be in a
+--- terminal since), or nil.
+function M.active_buffer()
+  for b, p in pairs(reported) do
+    if p == last.path and api.nvim_buf_is_valid(b) then
+      return b
+    end
+  end
+  return nil
+end
+
+--- The selected text last reported for buf while it was active, or nil.
+function M.last_selection(buf)
+  if last.path ~= nil and reported[buf] == last.path then
+    return last.sel
+  end
+  return nil
+end
+
 --- Sends what changed since the last report about the current window.
 function M.flush()
+  pending_at = nil
   if not sidecar.running() then
     return
   end
@@ -206,23 +233,83 @@ function M.flush()
   else
     return
   end
+  sent_at = uv.hrtime()
   last = { path = path, line = cursor.line, character = cursor.character, sel = sel }
 end
 
---- Reports soon, once: events closer than coalesce_ms are sent together.
+-- Reports after ms (0: at once, on the main loop), unless a report is
+-- already on its way.
+local function arm(ms)
+  if not timer then
+    timer = uv.new_timer()
+  end
+  if not timer:is_active() then
+    timer:start(ms, 0, vim.schedule_wrap(M.flush))
+  end
+end
+
+-- Milliseconds since the last report (a large number before the first).
+local function since_sent(now)
+  return sent_at and (now - sent_at) / 1e6 or math.huge
+end
+
+--- Reports soon: at once (on the main loop) when nothing was reported for
+--- coalesce_ms, else when coalesce_ms have passed since the last report.
 function M.schedule()
   local ms = config.options.context.coalesce_ms
   if ms <= 0 then
     vim.schedule(M.flush)
     return
   end
+  arm(math.max(0, math.floor(ms - since_sent(uv.hrtime()))))
+end
+
+local moved_at = nil -- uv.hrtime() of the last move
+local pending_at = nil -- uv.hrtime() of the first move not reported yet
+local report_later = nil -- vim.schedule_wrap(M.flush), made once
+
+--- The cursor moved or the mode changed. This runs on every keystroke, so
+--- it reads the clock and, unless a report is due, only moves a timer:
+--- - the first move after a pause (none for coalesce_ms) is reported at
+---   once (once the keys are handled), if nothing was reported in the last
+---   coalesce_ms;
+--- - while the cursor keeps moving, a move reports when the first move
+---   not reported is 4 × coalesce_ms old (the sidecar's own longest wait);
+--- - otherwise the timer reports coalesce_ms after the last move, that
+---   is, once the cursor stopped: Neovim is not woken up while it moves.
+--- So at most one report per coalesce_ms reaches the sidecar, and the last
+--- position at most coalesce_ms after the last move. A change of mode
+--- waits for the timer: leaving the command line for a command that opens
+--- the CLI's terminal (:'<,'>GeminiCli) must not report the selection gone
+--- on the way there.
+function M.moved(mode_changed)
+  local ms = config.options.context.coalesce_ms
+  if ms <= 0 then
+    vim.schedule(M.flush)
+    return
+  end
+  local now = uv.hrtime()
+  local paused = not moved_at or (now - moved_at) / 1e6 >= ms
+  moved_at = now
+  if
+    not mode_changed
+    and ((paused and since_sent(now) >= ms) or (pending_at and (now - pending_at) / 1e6 >= 4 * ms))
+  then
+    if timer and timer:is_active() then
+      timer:stop()
+    end
+    pending_at = nil
+    -- Once the keys that moved it are handled: ending Visual mode to go
+    -- to another window (the CLI's terminal) must not report on the way.
+    vim.schedule(M.flush)
+    return
+  end
+  pending_at = pending_at or now
   if not timer then
     timer = uv.new_timer()
   end
-  if timer:is_active() then
-    return
-  end
-  timer:start(ms, 0, vim.schedule_wrap(M.flush))
+  report_later = report_later or vim.schedule_wrap(M.flush)
+  timer:start(ms, 0, report_later) -- restarts it when armed
 end
 
 local function closed(buf)
@@ -288,7 +375,13 @@ function M.setup()
     end
     M.schedule()
   end)
-  au({ "WinEnter", "CursorMoved", "CursorMovedI", "ModeChanged", "BufWritePost", "FocusGained" }, function()
+  au({ "CursorMoved", "CursorMovedI" }, function()
+    M.moved()
+  end)
+  au("ModeChanged", function()
+    M.moved(true)
+  end)
+  au({ "WinEnter", "BufWritePost", "FocusGained" }, function()
     M.schedule()
   end)
   au({ "BufDelete", "BufWipeout" }, function(args)

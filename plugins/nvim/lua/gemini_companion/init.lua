@@ -27,6 +27,7 @@ function M.setup(opts)
     require("gemini_companion.context").setup()
     require("gemini_companion.diff").setup()
     require("gemini_companion.status").setup()
+    require("gemini_companion.tools").setup()
     local group = vim.api.nvim_create_augroup("GeminiCompanion", { clear = true })
     vim.api.nvim_create_autocmd("VimLeavePre", {
       group = group,
@@ -118,6 +119,28 @@ end
 function M.status()
   ensure()
   require("gemini_companion.status").show()
+end
+
+--- The environment that connects a Gemini CLI started in a terminal of
+--- your own choosing (toggleterm, a tmux pane, :terminal) to this Neovim:
+--- GEMINI_CLI_IDE_SERVER_PORT, GEMINI_CLI_IDE_WORKSPACE_PATH,
+--- GEMINI_CLI_IDE_AUTH_TOKEN and GEMINI_CLI_IDE_PID, as a table. Starts the
+--- sidecar if needed and waits for it (at most timeout_ms, default 15000);
+--- nil when it cannot start.
+---@param timeout_ms? integer
+---@return table<string,string>|nil
+function M.terminal_env(timeout_ms)
+  ensure()
+  local sidecar = require("gemini_companion.sidecar")
+  if not sidecar.running() then
+    local done = false
+    sidecar.start(function() done = true end)
+    vim.wait(timeout_ms or 15000, function() return done end, 10)
+    if not sidecar.running() then
+      return nil
+    end
+  end
+  return sidecar.env()
 end
 
 --- A statusline component: "Gemini: 1 CLI", "Gemini: off", ...

@@ -18,7 +18,10 @@ local STOP_TIMEOUT_MS = 2000
 -- own (docs/editor-link.md, "initialize (v2)"); the last one received is kept.
 local DEFAULT_POLICY = {
   restart = { delaysMs = { 100, 500, 1000, 2000, 5000 }, windowMs = 60000, maxRestarts = 5 },
-  limits = { maxSelectionBytes = 65552, maxOpenFiles = 10, maxSelectedTextUtf16 = 16384, maxMessageBytes = 268435456 },
+  limits = {
+    maxSelectionBytes = 65552, maxOpenFiles = 10, maxSelectedTextUtf16 = 16384, maxMessageBytes = 268435456,
+    editorRequestTimeoutMs = 10000, maxToolResults = 200, maxToolResultBytes = 65536,
+  },
   messages = {
     restarting = "gemini-ide-companion exited ({reason}); restarting it. Gemini CLI sessions reconnect with /ide enable.",
     gaveUp = "gemini-ide-companion exited {count} times in a minute ({reason}); not restarting it. Run :GeminiRestart to try again.",
@@ -219,6 +222,9 @@ local function on_exit(generation, code, signal)
   restart_after_crash(reason)
 end
 
+-- Error codes of the editor link beyond JSON-RPC's (docs/editor-tools.md).
+local own_codes = { [-32010] = "GeminiNotAvailable", [-32011] = "GeminiDeadlinePassed" }
+
 -- The dispatchers vim.lsp.rpc calls for one sidecar process.
 local function dispatchers(generation)
   return {
@@ -241,8 +247,13 @@ local function dispatchers(generation)
       if not ok or not answered then
         err = { code = -32603, message = ok and (method .. " got no answer") or tostring(perr) }
       end
-      if err then -- vim.lsp.rpc sends only the standard codes
-        local code = require("vim.lsp.protocol").ErrorCodes[err.code] and err.code or -32603
+      if err then -- vim.lsp.rpc sends only the codes it knows
+        local codes = require("vim.lsp.protocol").ErrorCodes
+        if own_codes[err.code] and not codes[err.code] then
+          -- The editor tools' own codes (docs/editor-tools.md), made known.
+          codes[own_codes[err.code]], codes[err.code] = err.code, own_codes[err.code]
+        end
+        local code = codes[err.code] and err.code or -32603
         return nil, { code = code, message = err.message or tostring(err) }
       end
       return result == nil and vim.NIL or result

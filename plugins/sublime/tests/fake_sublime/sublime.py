@@ -21,6 +21,7 @@ recorded in ``state.errors`` (Sublime would print them to its console).
 import heapq
 import itertools
 import os
+import re
 import threading
 import time
 import traceback
@@ -40,8 +41,20 @@ DIALOG_CANCEL = 0
 DIALOG_YES = 1
 DIALOG_NO = 2
 
+ENCODED_POSITION = 1
 TRANSIENT = 4
 FORCE_GROUP = 8
+
+KIND_ID_AMBIGUOUS = 0
+KIND_ID_TYPE = 2
+KIND_ID_FUNCTION = 3
+KIND_ID_VARIABLE = 7
+SYMBOL_SOURCE_ANY = 0
+SYMBOL_SOURCE_INDEX = 1
+SYMBOL_SOURCE_OPEN_FILES = 2
+SYMBOL_TYPE_ANY = 0
+SYMBOL_TYPE_DEFINITION = 1
+SYMBOL_TYPE_REFERENCE = 2
 
 
 # ---------------------------------------------------------------- test state
@@ -353,6 +366,83 @@ class Edit(object):
         return "Edit(%r)" % (self.view,)
 
 
+# -------------------------------------------------------------------- symbols
+#
+# Sublime Text indexes the symbols of a project's files (and of open views)
+# with rules each syntax gives: definitions (functions, types, classes) and
+# references (calls). The stand-in does the same for Go and Python with a few
+# line rules, enough for the symbols the tests use. Rows and columns are
+# 1-based in SymbolLocation, columns counted in characters (code points) as
+# everywhere in Sublime's API; SymbolRegion regions are character offsets.
+
+class SymbolRegion(object):
+    __slots__ = ["name", "region", "syntax", "type", "kind"]
+
+    def __init__(self, name, region, syntax, type, kind):
+        self.name, self.region, self.syntax, self.type, self.kind = name, region, syntax, type, kind
+
+    def __repr__(self):
+        return "SymbolRegion(%r, %r)" % (self.name, self.region)
+
+
+class SymbolLocation(object):
+    __slots__ = ["path", "display_name", "row", "col", "syntax", "type", "kind"]
+
+    def __init__(self, path, display_name, row, col, syntax, type, kind):
+        self.path, self.display_name, self.row, self.col = path, display_name, row, col
+        self.syntax, self.type, self.kind = syntax, type, kind
+
+    def __repr__(self):
+        return "SymbolLocation(%r, row=%r, col=%r)" % (self.path, self.row, self.col)
+
+
+_KIND_FUNCTION = (KIND_ID_FUNCTION, "f", "Function")
+_KIND_METHOD = (KIND_ID_FUNCTION, "m", "Method")
+_KIND_TYPE = (KIND_ID_TYPE, "t", "Type")
+_KIND_CLASS = (KIND_ID_TYPE, "c", "Class")
+_DEFINITIONS = {
+    ".go": [(re.compile(r"^\s*func\s+\([^)]*\)\s*(\w+)"), _KIND_METHOD),
+            (re.compile(r"^\s*func\s+(\w+)"), _KIND_FUNCTION),
+            (re.compile(r"^\s*type\s+(\w+)"), _KIND_TYPE)],
+    ".py": [(re.compile(r"^\s*def\s+(\w+)"), _KIND_FUNCTION),
+            (re.compile(r"^\s*class\s+(\w+)"), _KIND_CLASS)],
+}
+_CALL = re.compile(r"(\w+)\s*\(")
+_KEYWORDS = {"func", "if", "for", "switch", "return", "def", "class", "print", "while"}
+
+
+def _scan(path, text):
+    """[(name, offset, type, kind)] of the symbols in ``text``."""
+    rules = _DEFINITIONS.get(os.path.splitext(path or "")[1])
+    if not rules:
+        return []
+    found, offset = [], 0
+    for line in text.split("\n"):
+        defined = None
+        for rule, kind in rules:
+            m = rule.match(line)
+            if m:
+                defined = m.start(1)
+                found.append((m.group(1), offset + m.start(1), SYMBOL_TYPE_DEFINITION, kind))
+                break
+        for m in _CALL.finditer(line):
+            if m.start(1) != defined and m.group(1) not in _KEYWORDS:
+                found.append((m.group(1), offset + m.start(1), SYMBOL_TYPE_REFERENCE, _KIND_FUNCTION))
+        offset += len(line) + 1
+    return found
+
+
+def _locations(path, display, text, name, type):
+    out = []
+    for symbol, offset, t, kind in _scan(path, text):
+        if symbol == name and t == type:
+            before = text[:offset]
+            row = before.count("\n") + 1
+            col = offset - (before.rfind("\n") + 1) + 1
+            out.append(SymbolLocation(path, display, row, col, None, t, kind))
+    return out
+
+
 # ----------------------------------------------------------------------- views
 
 class View(object):
@@ -541,6 +631,13 @@ class View(object):
 
     def show(self, x, show_surrounds=True, keep_to_left=False, animate=True):
         _check_thread("View.show")
+        self.shown = x
+
+    def symbol_regions(self):
+        _check_thread("View.symbol_regions")
+        return [SymbolRegion(name, Region(offset, offset + len(name)), None, t, kind)
+                for name, offset, t, kind in _scan(self._file_name, self._text)
+                if t == SYMBOL_TYPE_DEFINITION]
 
     # diff
     def set_reference_document(self, reference):
@@ -746,16 +843,24 @@ class Window(object):
 
     def open_file(self, fname, flags=0, group=-1):
         _check_thread("Window.open_file")
-        existing = self.find_open_file(fname)
-        if existing is not None:
-            self._activate(existing)
-            return existing
-        with open(fname, encoding="utf-8", newline="") as f:
-            text = f.read().replace("\r\n", "\n")
-        view = View(self, file_name=fname, text=text)
-        self._views.append(view)
-        self._activate(view)
-        _dispatch("on_load", view)
+        row = col = None
+        if flags & ENCODED_POSITION:
+            m = re.match(r"^(.*?):(\d+)(?::(\d+))?$", fname)
+            if m:
+                fname, row, col = m.group(1), int(m.group(2)), int(m.group(3) or 1)
+        view = self.find_open_file(fname)
+        if view is not None:
+            self._activate(view)
+        else:
+            with open(fname, encoding="utf-8", newline="") as f:
+                text = f.read().replace("\r\n", "\n")
+            view = View(self, file_name=fname, text=text)
+            self._views.append(view)
+            self._activate(view)
+            _dispatch("on_load", view)
+        if row is not None:
+            view._sel.clear()
+            view._sel.add(Region(view.text_point(row - 1, col - 1, clamp_column=True)))
         return view
 
     def find_open_file(self, fname):
@@ -769,6 +874,42 @@ class Window(object):
         _check_thread("Window.focus_view")
         if view in self._views:
             self._activate(view)
+
+    # the symbol index: the project's files as they are on disk
+    def _indexed_files(self):
+        for folder in self.folders():
+            for root, dirs, files in os.walk(folder):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    path = os.path.join(root, name)
+                    if os.path.splitext(name)[1] in _DEFINITIONS:
+                        with open(path, encoding="utf-8", errors="replace") as f:
+                            yield path, os.path.relpath(path, folder), f.read()
+
+    def _open_files(self):
+        for view in self._views:
+            if view._file_name:
+                yield view._file_name, os.path.basename(view._file_name), view._text
+
+    def lookup_symbol_in_index(self, sym):
+        _check_thread("Window.lookup_symbol_in_index")
+        return [l for f in self._indexed_files()
+                for l in _locations(f[0], f[1], f[2], sym, SYMBOL_TYPE_DEFINITION)]
+
+    def lookup_symbol_in_open_files(self, sym):
+        _check_thread("Window.lookup_symbol_in_open_files")
+        return [l for f in self._open_files()
+                for l in _locations(f[0], f[1], f[2], sym, SYMBOL_TYPE_DEFINITION)]
+
+    def lookup_references_in_index(self, sym):
+        _check_thread("Window.lookup_references_in_index")
+        return [l for f in self._indexed_files()
+                for l in _locations(f[0], f[1], f[2], sym, SYMBOL_TYPE_REFERENCE)]
+
+    def lookup_references_in_open_files(self, sym):
+        _check_thread("Window.lookup_references_in_open_files")
+        return [l for f in self._open_files()
+                for l in _locations(f[0], f[1], f[2], sym, SYMBOL_TYPE_REFERENCE)]
 
     def folders(self):
         _check_thread("Window.folders")

@@ -11,6 +11,10 @@ var reported: dict<string> = {}  # bufnr -> path the sidecar knows it by
 var renaming: dict<string> = {}  # bufnr -> path before a rename
 var entered: list<number> = []   # buffers entered since the last flush
 var last: dict<any> = {}         # what was last sent about the active file
+var sent_at: list<any> = []      # reltime() of the last cursor report
+var moved_at: list<any> = []     # reltime() of the last move
+var pending_at: list<any> = []   # reltime() of the first move not reported
+var coalesce = 50                # coalesce_ms, read again at each report
 var timer = 0
 var did_setup = false
 
@@ -105,9 +109,11 @@ enddef
 # Sends what changed since the last report about the current window.
 export def Flush(...args: list<any>)
   timer = 0
+  pending_at = []
   if !link.Running()
     return
   endif
+  coalesce = util.Opt('coalesce_ms')
   var m = mode(1)
   if m ==# 'c' || m ==# 'cr' || m[0] == 'r' || m[: 1] == 'no'
     # Typing a command or answering a prompt: leaving it reports again.
@@ -154,13 +160,60 @@ export def Flush(...args: list<any>)
   else
     return
   endif
+  sent_at = reltime()
   last = now
 enddef
 
-# Reports soon, once: events closer than coalesce_ms are sent together.
+# Milliseconds since the last cursor report (a large number before it).
+def SinceSent(): float
+  return empty(sent_at) ? 1.0e9 : reltimefloat(reltime(sent_at)) * 1000.0
+enddef
+
+# Reports soon: at once (from a timer) when nothing was reported for
+# coalesce_ms, else when coalesce_ms have passed since the last report.
 export def Schedule()
   if timer == 0 && link.Running()
-    timer = timer_start(util.Opt('coalesce_ms'), Flush)
+    var ms = util.Opt('coalesce_ms')
+    timer = timer_start(max([0, ms - float2nr(SinceSent())]), Flush)
+  endif
+enddef
+
+# The cursor moved or the mode changed. This runs on every keystroke, so
+# it reads the clock and, unless a report is due, only moves a timer:
+# - the first move after a pause (none for coalesce_ms) is reported at
+#   once (once the keys are handled), if nothing was reported in the last
+#   coalesce_ms;
+# - while the cursor keeps moving, a move reports when the first move not
+#   reported is 4 × coalesce_ms old (the sidecar's own longest wait);
+# - otherwise the timer reports coalesce_ms after the last move, that is,
+#   once the cursor stopped: Vim is not woken up while it moves.
+# So at most one report per coalesce_ms reaches the sidecar, and the last
+# position at most coalesce_ms after the last move. A change of mode waits
+# for the timer: leaving the command line for a command that opens the
+# CLI's terminal (:'<,'>GeminiCli) must not report the selection gone on
+# the way there.
+def Moved(mode_changed = false)
+  if coalesce <= 0
+    Schedule()
+    return
+  endif
+  var paused = empty(moved_at) || reltimefloat(reltime(moved_at)) * 1000.0 >= coalesce
+  moved_at = reltime()
+  if timer != 0
+    timer_stop(timer)
+    timer = 0
+  endif
+  if !mode_changed && ((paused && (empty(sent_at) || reltimefloat(reltime(sent_at)) * 1000.0 >= coalesce))
+      || (!empty(pending_at) && reltimefloat(reltime(pending_at)) * 1000.0 >= 4 * coalesce))
+    pending_at = []
+    # Once the keys that moved it are handled: ending Visual mode to go to
+    # another window (the CLI's terminal) must not report on the way.
+    timer = timer_start(0, Flush)
+  else
+    if empty(pending_at)
+      pending_at = moved_at
+    endif
+    timer = timer_start(coalesce, Flush)
   endif
 enddef
 
@@ -228,10 +281,13 @@ export def Setup()
     return
   endif
   did_setup = true
+  coalesce = util.Opt('coalesce_ms')
   augroup GeminiCompanionContext
     autocmd!
     autocmd BufEnter * Entered(str2nr(expand('<abuf>')))
-    autocmd WinEnter,CursorMoved,CursorMovedI,ModeChanged,BufWritePost,FocusGained * Schedule()
+    autocmd CursorMoved,CursorMovedI * Moved()
+    autocmd ModeChanged * Moved(true)
+    autocmd WinEnter,BufWritePost,FocusGained * Schedule()
     autocmd BufDelete,BufWipeout * Closed(str2nr(expand('<abuf>')))
     autocmd BufFilePre * Renaming(str2nr(expand('<abuf>')))
     autocmd BufFilePost * Renamed(str2nr(expand('<abuf>')))

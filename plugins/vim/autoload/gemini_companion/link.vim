@@ -25,6 +25,13 @@ var start_waiters: list<func> = []
 var stop_waiters: list<func> = []
 var policy: dict<any> = deepcopy(util.DEFAULT_POLICY)
 var restart_timer = 0
+var more_capabilities: dict<bool> = {}
+
+# Capabilities a module adds to initialize's (the editor tools' features);
+# they apply from the next start.
+export def AddCapabilities(caps: dict<bool>)
+  extend(more_capabilities, caps)
+enddef
 
 # State for :GeminiStatus and tests (a copy).
 export def State(): dict<any>
@@ -291,7 +298,8 @@ def Spawn(path: string)
     ide: {name: 'vim', displayName: 'Vim', restartCommand: ':GeminiRestart'},
     processId: getpid(),
     workspaceFolders: [util.Cwd()],
-    capabilities: {diff: true, diffStates: true, unifiedDiff: false, selection: true, terminal: true, diagnostics: false, agent: false},
+    capabilities: extend({diff: true, diffStates: true, unifiedDiff: false, selection: true, terminal: true, diagnostics: false, agent: false},
+      more_capabilities),
   }, (err, result) => {
     timer_stop(timer)
     if gen != generation || state.status != 'starting'

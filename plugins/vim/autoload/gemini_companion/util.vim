@@ -21,14 +21,19 @@ const DEFAULTS = {
   diff_focus: true,
   # Messages from the sidecar below this level are not shown.
   notify_level: 'info',
-  # Cursor and selection changes closer than this are sent once.
-  coalesce_ms: 30,
+  # At most one cursor/selection report per this many milliseconds; the
+  # first change after a pause is sent at once (0: every change).
+  coalesce_ms: 50,
+  # Answer the editor tools (diagnostics, definitions, references, hover,
+  # outlines, workspace symbols, open files) for the agents that call them,
+  # from ALE, the quickfix list and tags. See :help gemini-companion-tools.
+  tools: true,
 }
 
 const TYPES = {
   sidecar: v:t_string, log_level: v:t_string, log_file: v:t_string,
   auto_start: v:t_bool, cli: v:t_list, position: v:t_string, size: v:t_number,
-  env: v:t_dict, diff_focus: v:t_bool, notify_level: v:t_string, coalesce_ms: v:t_number,
+  env: v:t_dict, diff_focus: v:t_bool, notify_level: v:t_string, coalesce_ms: v:t_number, tools: v:t_bool,
 }
 
 # The sidecar's policy as the plugin uses it until a sidecar answered
@@ -172,6 +177,9 @@ enddef
 
 # UTF-16 code units in text.
 export def Utf16Len(text: string): number
+  if strlen(text) == strchars(text)
+    return strlen(text)
+  endif
   var n = 0
   for c in str2list(text)
     n += c > 0xFFFF ? 2 : 1

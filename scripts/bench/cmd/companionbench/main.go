@@ -122,6 +122,8 @@ func parseFlags() (o options, code int) {
 		client    = flag.String("client", "lean", "how CLI sessions call openDiff: `lean` (plain HTTP POSTs on the session, little driver CPU) or sdk (the go-sdk client)")
 		timeLimit = flag.Duration("timeout", 45*time.Minute, "give up after this long")
 		payMiB    = flag.String("payload-mib", "", "more payload sizes to measure, in MiB, comma-separated (e.g. 64)")
+		writeEvy  = flag.Duration("storm-write-every", 0, "in the storm, the editor writes the events due this often (default 1ms: two events per write)")
+		idleFor   = flag.Duration("idle", 0, "how long the idle phase watches each companion (default 12s, or 2s with --short)")
 		edReads   = flag.String("editor-reads", "whole", "how the editor reads a request over 1 MiB: `whole` (decodes it, as a plugin does) or head (only jsonrpc, id and method, so very large proposals measure the companions rather than the driver)")
 	)
 	flag.Parse()
@@ -138,6 +140,12 @@ func parseFlags() (o options, code int) {
 	}
 	if *rounds > 0 {
 		cfg.rounds = *rounds
+	}
+	if *writeEvy > 0 {
+		cfg.stormWriteEvery = *writeEvy
+	}
+	if *idleFor > 0 {
+		cfg.idleDuration = *idleFor
 	}
 	switch *client {
 	case "lean":

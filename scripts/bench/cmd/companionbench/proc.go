@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -85,4 +87,50 @@ func readCPU(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// schedStats is what the kernel's scheduler counted for every thread of a
+// process (/proc/<pid>/task/*/schedstat): time on a CPU in nanoseconds,
+// exact where /proc/<pid>/stat rounds to 10 ms, and the number of times a
+// thread was put on a CPU, which is how often the process woke up. A
+// thread that ends between two readings takes its counts with it; neither
+// companion ends threads while it runs.
+type schedStats struct {
+	run    time.Duration
+	wakeup int64
+}
+
+func (s schedStats) sub(o schedStats) schedStats {
+	return schedStats{run: s.run - o.run, wakeup: s.wakeup - o.wakeup}
+}
+
+// readSched sums the scheduler's counts over the threads of pid.
+func readSched(pid int) (schedStats, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return schedStats{}, fmt.Errorf("list threads of pid %d: %w", pid, err)
+	}
+	var s schedStats
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the thread ended meanwhile
+		}
+		if err != nil {
+			return schedStats{}, fmt.Errorf("read schedstat of pid %d: %w", pid, err)
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 3 {
+			return schedStats{}, fmt.Errorf("parse schedstat of pid %d: %q", pid, data)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return schedStats{}, fmt.Errorf("parse schedstat of pid %d: %q", pid, data)
+		}
+		s.run += time.Duration(run)
+		s.wakeup += n
+	}
+	return s, nil
 }

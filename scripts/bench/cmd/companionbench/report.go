@@ -119,11 +119,20 @@ func buildRows(cfg config, results map[kind][]roundResult) []row {
 		one(func(rr roundResult) float64 { return ms(rr.stormGap) }))
 	add("storm: last event to final state delivered", "ms", "ours ≤ 60", oursAtMost(60),
 		one(func(rr roundResult) float64 { return ms(rr.stormFinal) }))
-	add("storm: server CPU", "% of a core", "ours < 10", oursAtMost(10),
+	add("storm: server CPU", "% of a core", "ours ≤ 1", oursAtMost(1),
 		one(func(rr roundResult) float64 { return rr.stormCPU }))
+	add("storm: server CPU per event", "µs", "ours ≤ 5", oursAtMost(5),
+		one(func(rr roundResult) float64 { return float64(rr.stormPerEvent) / float64(time.Microsecond) }))
+	add("storm: server wake-ups", "1/s", "", nil,
+		one(func(rr roundResult) float64 { return rr.stormWakeups }))
 	phase = "fanout"
 	add(fmt.Sprintf("fan-out: one event to all %d sessions updated", cfg.fanoutSessions), "ms", "", nil,
 		func(rr roundResult) []float64 { return durationsMS(rr.fanout) })
+	phase = "idle"
+	add("idle, editor and 1 session attached: server wake-ups", "1/s", "ours ≤ 5", oursAtMost(5),
+		one(func(rr roundResult) float64 { return rr.idleWakeups }))
+	add("idle: server CPU", "% of a core", "", nil,
+		one(func(rr roundResult) float64 { return rr.idleCPU }))
 
 	for i := range rows {
 		r := &rows[i]

@@ -30,6 +30,8 @@ type config struct {
 	stormRate       int // events per second
 	stormDuration   time.Duration
 	stormSessions   int
+	stormWriteEvery time.Duration // the editor writes the events due this often
+	idleDuration    time.Duration // how long the idle phase watches the server
 	fanoutSessions  int
 	fanoutReps      int
 	phases          phaseSet // which load phases run (start-up always does)
@@ -37,11 +39,12 @@ type config struct {
 	editorHeadOnly  bool     // the editor reads only the head of large requests
 }
 
-// phaseSet names the load phases to run: calls, payload, storm, fanout.
+// phaseSet names the load phases to run: calls, payload, storm, fanout,
+// idle.
 type phaseSet map[string]bool
 
 // allPhases is every load phase, in the order they run.
-var allPhases = []string{"calls", "payload", "storm", "fanout"}
+var allPhases = []string{"calls", "payload", "storm", "fanout", "idle"}
 
 func (p phaseSet) has(name string) bool { return p == nil || p[name] }
 
@@ -61,6 +64,8 @@ func fullConfig() config {
 		stormRate:       2000,
 		stormDuration:   5 * time.Second,
 		stormSessions:   3,
+		stormWriteEvery: time.Millisecond,
+		idleDuration:    12 * time.Second,
 		fanoutSessions:  50,
 		fanoutReps:      5,
 	}
@@ -82,6 +87,8 @@ func shortConfig() config {
 		stormRate:       2000,
 		stormDuration:   time.Second,
 		stormSessions:   3,
+		stormWriteEvery: time.Millisecond,
+		idleDuration:    2 * time.Second,
 		fanoutSessions:  50,
 		fanoutReps:      1,
 	}
@@ -111,6 +118,10 @@ type roundResult struct {
 	stormRate      float64       // updates per second per session while events flowed
 	stormGap       time.Duration // longest time a session went without an update while events flowed
 	stormCPU       float64       // % of one core
+	stormPerEvent  time.Duration // server CPU time per event
+	stormWakeups   float64       // times per second a server thread was put on a CPU
+	idleWakeups    float64       // same, with an editor and a session attached and nothing happening
+	idleCPU        float64       // % of one core meanwhile
 	stormFinal     time.Duration
 	stormEvents    int
 	fanout         []time.Duration
@@ -250,6 +261,11 @@ func runRound(ctx context.Context, spec launchSpec, cfg config, runDir string, w
 	if cfg.phases.has("fanout") {
 		if err := fanoutPhase(ctx, c, cfg, w, &rr); err != nil {
 			return rr, fmt.Errorf("fan-out: %w", err)
+		}
+	}
+	if cfg.phases.has("idle") {
+		if err := idlePhase(ctx, c, cfg, w, &rr); err != nil {
+			return rr, fmt.Errorf("idle: %w", err)
 		}
 	}
 	if err := c.alive(); err != nil {
@@ -542,12 +558,12 @@ func stormPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *
 	event := func(i int) []byte {
 		return []byte(prefix + strconv.Itoa(i+1) + `,"character":` + strconv.Itoa(i%80+1) + "}}}\n")
 	}
-	cpu0, err := readCPU(c.pid)
+	sched0, err := readSched(c.pid)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	ticker := time.NewTicker(time.Millisecond)
+	ticker := time.NewTicker(cfg.stormWriteEvery)
 	defer ticker.Stop()
 	sent := 0
 	deadline := t0.Add(cfg.stormDuration + 2*time.Second)
@@ -590,13 +606,16 @@ func stormPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *
 			latest = at
 		}
 	}
-	cpu1, err := readCPU(c.pid)
+	sched1, err := readSched(c.pid)
 	if err != nil {
 		return err
 	}
 	wall := time.Since(t0)
+	used := sched1.sub(sched0)
 	rr.stormFinal = latest.Sub(tLast)
-	rr.stormCPU = 100 * (cpu1 - cpu0).Seconds() / wall.Seconds()
+	rr.stormCPU = 100 * used.run.Seconds() / wall.Seconds()
+	rr.stormPerEvent = used.run / time.Duration(total)
+	rr.stormWakeups = float64(used.wakeup) / wall.Seconds()
 
 	// Nothing older may arrive after the final state.
 	if err := sleepCtx(pctx, 300*time.Millisecond); err != nil {
@@ -621,6 +640,48 @@ func stormPhase(ctx context.Context, c *companion, cfg config, w *workload, rr *
 	}
 	rr.stormGap = time.Duration(slices.Max(gaps) * float64(time.Millisecond))
 	rr.stormRate = median(rates)
+	return nil
+}
+
+// idlePhase watches the server with the editor attached, one CLI session
+// connected and a file focused, while nothing happens: how often its
+// threads wake up, and the CPU that costs.
+func idlePhase(ctx context.Context, c *companion, cfg config, w *workload, rr *roundResult) error {
+	pctx, cancel := context.WithTimeout(ctx, cfg.phaseTimeout+cfg.idleDuration)
+	defer cancel()
+	sessions, err := connectMany(pctx, c, 1)
+	if err != nil {
+		return err
+	}
+	defer closeAll(sessions)
+	path := w.sessionFile(0)
+	if err := c.notify("context/fileFocused", map[string]any{"path": path, "cursor": map[string]int{"line": 2, "character": 1}}); err != nil {
+		return err
+	}
+	if err := sessions[0].waitContext(pctx, 5*time.Second, func(cs contextSeen) bool { return cs.activePath == path && cs.cursorLine == 2 }); err != nil {
+		return fmt.Errorf("%s after fileFocused: %w", c.kind, err)
+	}
+	// Let what the update started settle (the session's stream, timers
+	// that run once) before counting.
+	if err := sleepCtx(pctx, time.Second); err != nil {
+		return err
+	}
+	s0, err := readSched(c.pid)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := sleepCtx(pctx, cfg.idleDuration); err != nil {
+		return err
+	}
+	s1, err := readSched(c.pid)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(t0)
+	used := s1.sub(s0)
+	rr.idleWakeups = float64(used.wakeup) / wall.Seconds()
+	rr.idleCPU = 100 * used.run.Seconds() / wall.Seconds()
 	return nil
 }
 

@@ -17,6 +17,8 @@ data class Policy(
     val restarting: String,
     val gaveUp: String,
     val restarted: String,
+    /** How long the sidecar waits for an `editor/…` answer (v2 `limits.editorRequestTimeoutMs`). */
+    val editorRequestTimeoutMs: Long = 10_000,
 ) {
     /**
      * What to do after an unexpected exit, given [restarts] (how many restarts
@@ -64,6 +66,7 @@ data class Policy(
                 restarting = messages.str("restarting") ?: previous.restarting,
                 gaveUp = messages.str("gaveUp") ?: previous.gaveUp,
                 restarted = messages.str("restarted") ?: previous.restarted,
+                editorRequestTimeoutMs = limits.long("editorRequestTimeoutMs")?.takeIf { it > 0 } ?: previous.editorRequestTimeoutMs,
             )
         }
 

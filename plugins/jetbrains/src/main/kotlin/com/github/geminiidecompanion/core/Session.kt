@@ -58,6 +58,8 @@ data class SessionConfig(
     val environment: Map<String, String> = emptyMap(),
     val framing: Framing = Lsp,
     val launch: ((argv: List<String>, env: Map<String, String>) -> Process)? = null,
+    /** What the IDE knows, for the editor tools (`editor/…` requests); null: the tools are not offered. */
+    val tools: EditorSource? = null,
 )
 
 /**
@@ -78,6 +80,9 @@ class CompanionSession(private val config: SessionConfig, private val ui: Compan
 
     /** Context events go to the sidecar through this. */
     val context = ContextReporter({ sidecar.policy.maxSelectionBytes }) { m, p -> sidecar.notify(m, p) }
+
+    /** Answers the editor tools' requests from [SessionConfig.tools], a second before the sidecar's deadline. */
+    val tools: EditorTools? = config.tools?.let { source -> EditorTools(source) { sidecar.policy.editorRequestTimeoutMs - 1000 } }
 
     /** What the last `initialize` answered; null before. */
     @Volatile var info: LinkInfo? = null; private set
@@ -100,6 +105,7 @@ class CompanionSession(private val config: SessionConfig, private val ui: Compan
         sidecar.on("status") { params -> ui.status(params.long("connectedClients")?.toInt() ?: 0, params.str("text")) }
         sidecar.on("log") { params -> ui.log(params.str("level") ?: "info", params.str("message") ?: "") }
         sidecar.on("workspace/envChanged") { _ -> ui.envChanged(sidecar.env) }
+        tools?.register(sidecar)
     }
 
     /** The `initialize` params (editor link v2). */
@@ -109,7 +115,8 @@ class CompanionSession(private val config: SessionConfig, private val ui: Compan
             "ide" to mapOf("name" to config.ideName, "displayName" to config.ideDisplayName, "restartCommand" to config.restartCommand),
             "processId" to config.processId,
             "workspaceFolders" to config.workspaceFolders(),
-            "capabilities" to mapOf("diff" to true, "diffStates" to true, "unifiedDiff" to false, "selection" to true, "terminal" to true, "diagnostics" to false, "agent" to false),
+            "capabilities" to mapOf("diff" to true, "diffStates" to true, "unifiedDiff" to false, "selection" to true, "terminal" to true, "diagnostics" to false, "agent" to false) +
+                (tools?.capabilities ?: emptyMap()),
         )
         config.isTrusted()?.let { params["isTrusted"] = it }
         return params

@@ -119,6 +119,7 @@ class GeminiProjectService(private val project: Project) : Disposable {
             isTrusted = { project.isTrusted().also { lastTrust = it } },
             ideName = "jetbrains",
             ideDisplayName = ApplicationInfo.getInstance().fullApplicationName,
+            tools = IdeEditorSource(project, ApplicationInfo.getInstance().fullApplicationName),
         ), Ui())
         try {
             s.start()
@@ -421,6 +422,9 @@ class GeminiProjectService(private val project: Project) : Disposable {
             updateWidget()
         }
     }
+
+    /** Shows [message] as an information balloon. */
+    fun inform(message: String) = notify(message, NotificationType.INFORMATION)
 
     private fun notify(message: String, type: NotificationType) {
         ApplicationManager.getApplication().invokeLater {

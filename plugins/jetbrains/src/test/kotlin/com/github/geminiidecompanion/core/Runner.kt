@@ -17,7 +17,7 @@ fun test(name: String, body: () -> Unit) { Registry.tests.add(TestCase(name, bod
  * "N passed, N failed", and exits non-zero on failure.
  */
 fun main(args: Array<String>) {
-    jsonTests(); framingTests(); linkTests(); policyTests(); contextTests(); proposalTests(); transcriptTests(); sidecarTests()
+    jsonTests(); framingTests(); linkTests(); policyTests(); contextTests(); proposalTests(); transcriptTests(); sidecarTests(); toolsTests(); terminalEnvTests()
     val filter = args.firstOrNull().orEmpty()
     var passed = 0
     var failed = 0

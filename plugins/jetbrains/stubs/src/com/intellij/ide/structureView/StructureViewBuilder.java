@@ -1,0 +1,2 @@
+package com.intellij.ide.structureView;
+public interface StructureViewBuilder {}

@@ -1,0 +1,4 @@
+package com.intellij.ide.structureView;
+public interface StructureViewModel extends com.intellij.openapi.Disposable {
+  @org.jetbrains.annotations.NotNull StructureViewTreeElement getRoot();
+}

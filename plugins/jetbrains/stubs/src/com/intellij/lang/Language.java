@@ -1,0 +1,2 @@
+package com.intellij.lang;
+public abstract class Language {}

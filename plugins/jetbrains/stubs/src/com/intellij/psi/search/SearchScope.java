@@ -1,0 +1,2 @@
+package com.intellij.psi.search;
+public abstract class SearchScope {}

@@ -1,0 +1,84 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolsClient is an agent's MCP client of `gemini-ide-companion tools`,
+// the stdio server that forwards the editor tools to the editor's
+// companion (docs/editor-tools.md), as the editor suites drive it.
+type ToolsClient struct {
+	Session *mcp.ClientSession
+}
+
+// StartTools starts `gemini-ide-companion tools` in dir with env (which
+// should carry the GEMINI_CLI_IDE_* variables of an editor terminal) and
+// connects to it over its stdin and stdout, as an agent does. It stops
+// when the test ends.
+func StartTools(t testing.TB, dir string, env []string) *ToolsClient {
+	t.Helper()
+	cmd := exec.Command(Binary(t), "tools")
+	cmd.Dir = dir
+	cmd.Env = env
+	client := mcp.NewClient(&mcp.Implementation{Name: "editor-suite-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to gemini-ide-companion tools: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &ToolsClient{Session: cs}
+}
+
+// Call calls tool with args and returns the text the model reads and
+// whether the call failed.
+func (c *ToolsClient) Call(t testing.TB, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s %v: %d contents, want 1", tool, args, len(res.Content))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("%s %v: content %T, want text", tool, args, res.Content[0])
+	}
+	return text.Text, res.IsError
+}
+
+// MustCall calls tool and decodes its JSON answer into result; a failed
+// call fails the test, with more from more().
+func (c *ToolsClient) MustCall(t testing.TB, tool string, args map[string]any, result any, more func() string) {
+	t.Helper()
+	text, isErr := c.Call(t, tool, args)
+	if isErr {
+		t.Fatalf("%s %v failed: %s\n%s", tool, args, text, more())
+	}
+	if result != nil {
+		if err := json.Unmarshal([]byte(text), result); err != nil {
+			t.Fatalf("%s %v: %q: %v", tool, args, text, err)
+		}
+	}
+}
+
+// EditorEnv is env with the editor terminal's variables set to vars (and
+// those vars absent from it cleared), as a CLI started in that terminal
+// passes them to the servers it starts.
+func EditorEnv(env []string, vars map[string]string) []string {
+	set := []string{"GEMINI_CLI_IDE_SERVER_PORT=", "GEMINI_CLI_IDE_AUTH_TOKEN=", "GEMINI_CLI_IDE_WORKSPACE_PATH=", "GEMINI_CLI_IDE_PID="}
+	for k, v := range vars {
+		set = append(set, k+"="+v)
+	}
+	return WithEnv(env, set...)
+}
