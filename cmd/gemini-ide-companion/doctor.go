@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -16,6 +17,9 @@ func runDoctor(cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gemini-ide-companion: %v\n", err)
 		return 1
 	}
+	if cfg.agent {
+		return runAgentDoctor(cfg, ws, stdout, stderr)
+	}
 	rep := doctor.Run(context.Background(), doctor.Options{Cwd: ws})
 	if cfg.json {
 		if err := doctor.WriteJSON(stdout, rep); err != nil {
@@ -25,6 +29,32 @@ func runDoctor(cfg config, stdout, stderr io.Writer) int {
 		doctor.Write(stdout, rep)
 	}
 	if !rep.WouldConnect {
+		return 1
+	}
+	return 0
+}
+
+// runAgentDoctor prints what the agent panel needs to start Gemini CLI's
+// A2A server in ws; exit 0 only when it could.
+func runAgentDoctor(cfg config, ws string, stdout, stderr io.Writer) int {
+	var command []string
+	if cfg.agentCommand != "" {
+		if err := json.Unmarshal([]byte(cfg.agentCommand), &command); err != nil {
+			fmt.Fprintf(stderr, "gemini-ide-companion: --agent-command is a JSON list of strings: %v\n", err)
+			return 2
+		}
+	}
+	rep := doctor.Agent(context.Background(), doctor.AgentOptions{Cwd: ws, Command: command, Setting: cfg.agentSetting})
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return 1
+		}
+	} else {
+		doctor.WriteAgent(stdout, rep)
+	}
+	if !rep.CanStart {
 		return 1
 	}
 	return 0

@@ -35,6 +35,10 @@ Usage:
   gemini-ide-companion doctor [--workspace DIR] [--json]
                                                    explain whether a gemini started here would
                                                    connect, and what to do if not
+  gemini-ide-companion doctor --agent [--workspace DIR] [--json] [--agent-command JSON]
+                                                   whether the agent panel can start Gemini CLI's
+                                                   A2A server here (node, the server and its
+                                                   version, the folder of its secret)
   gemini-ide-companion --stdio [--framing=lsp]     speak the editor link on stdin/stdout
                                                    (how editor plugins run it); lsp framing
                                                    suits editors' built-in JSON-RPC clients
@@ -60,6 +64,11 @@ type config struct {
 	json      bool
 	framing   string
 	timeout   time.Duration
+	// doctor --agent: the agent panel's checks, with the plugin's server
+	// command (a JSON list) and the name of that option.
+	agent        bool
+	agentCommand string
+	agentSetting string
 }
 
 func main() {
@@ -109,6 +118,9 @@ func flags(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.port, "port", 0, "env: pick the companion listening on this port")
 	fs.IntVar(&cfg.pid, "pid", 0, "env: pick the companion with this process ID (or IDE PID)")
 	fs.BoolVar(&cfg.json, "json", false, "doctor: print the findings as JSON")
+	fs.BoolVar(&cfg.agent, "agent", false, "doctor: check what the agent panel needs to start Gemini CLI's A2A server (node, the server, the secret folder)")
+	fs.StringVar(&cfg.agentCommand, "agent-command", "", "doctor --agent: the server command set in the editor plugin, as a JSON list of strings")
+	fs.StringVar(&cfg.agentSetting, "agent-setting", "", "doctor --agent: how the editor plugin's user sets that command (for the advice)")
 	fs.StringVar(&cfg.framing, "framing", "ndjson", "--stdio: ndjson (a message per line) or lsp (Content-Length headers)")
 	fs.DurationVar(&cfg.timeout, "editor-timeout", 0, "--stdio: how long the editor may take to show a diff or answer an editor tool (default 10s)")
 	return fs

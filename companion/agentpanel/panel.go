@@ -90,7 +90,8 @@ type Panel struct {
 	// turn runs.
 	line      *agent.Line
 	srv       *launch.Server
-	adopted   int // pid of a server started by an earlier sidecar, ours to stop
+	adopted   int             // pid of a server started by an earlier sidecar, ours to stop
+	hold      *launch.Holding // keeps the adopted server from ending with its starter
 	starting  bool
 	taskID    string
 	contextID string
@@ -143,8 +144,8 @@ func (p *Panel) Close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	srv, adopted, ag, line := p.srv, p.adopted, p.ag, p.line
-	p.srv, p.adopted, p.ag, p.line = nil, 0, nil, nil
+	srv, adopted, hold, ag, line := p.srv, p.adopted, p.hold, p.ag, p.line
+	p.srv, p.adopted, p.hold, p.ag, p.line = nil, 0, nil, nil, nil
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
@@ -160,6 +161,7 @@ func (p *Panel) Close() error {
 	if adopted > 0 {
 		stopAdopted(adopted)
 	}
+	hold.Release()
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
@@ -18,6 +19,13 @@ import (
 // defaultCommandOption names the server command for a plugin that did not
 // say how its users set it.
 const defaultCommandOption = "the agent's server command in your editor plugin's settings (the command of agent/start)"
+
+// serverLinger is how long a server this sidecar started outlives the
+// sidecar when it is killed (and so cannot stop the server): long enough
+// for the plugin to restart the sidecar and for the new one to adopt the
+// server and resume its task, short enough that a sidecar killed for good
+// leaves nothing running for long.
+const serverLinger = 30 * time.Second
 
 func (p *Panel) start(a protocol.AgentStartParams) (protocol.AgentStartResult, error) {
 	if a.URL != "" {
@@ -120,7 +128,7 @@ func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 		if setting == "" {
 			setting = defaultCommandOption
 		}
-		o := launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting}
+		o := launch.Options{Command: a.Command, Dir: dir, Log: logWriter{p.opts.Logf}, StartTimeout: p.opts.StartTimeout, Setting: setting, Linger: serverLinger}
 		if p.opts.EditorTools != nil {
 			// The agent sees what the editor knows, as Gemini CLI with the
 			// extension does: the editor tools' stdio server, which finds
@@ -157,8 +165,14 @@ func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 		return err
 	}
 	adopted := 0
+	var hold *launch.Holding
 	if srv == nil && a.PID > 0 && servesPort(a.PID, urlPort(ag.URL)) {
 		adopted = a.PID
+		// The server ends when no program of ours holds it (its starter,
+		// the killed sidecar, is gone): this sidecar holds it now.
+		if hold, err = launch.Hold(ctx, target, header); err != nil {
+			p.opts.Logf("the adopted A2A server (pid %d) cannot be held, it may end on its own: %v", adopted, err)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -167,9 +181,10 @@ func (p *Panel) connect(a protocol.AgentStartParams, dir string) error {
 		if srv != nil {
 			srv.Stop()
 		}
+		hold.Release()
 		return errors.New("the sidecar is shutting down")
 	}
-	p.ag, p.line, p.srv, p.adopted = ag, ag.NewLine(), srv, adopted
+	p.ag, p.line, p.srv, p.adopted, p.hold = ag, ag.NewLine(), srv, adopted, hold
 	if srv != nil {
 		p.wg.Add(1)
 		go p.watch(srv)
@@ -230,8 +245,8 @@ func (p *Panel) emitReady() {
 // detach forgets the agent, stopping a server this sidecar owns.
 func (p *Panel) detach() {
 	p.mu.Lock()
-	ag, line, srv, adopted, cancelRun := p.ag, p.line, p.srv, p.adopted, p.cancelRun
-	p.ag, p.line, p.srv, p.adopted = nil, nil, nil, 0
+	ag, line, srv, adopted, hold, cancelRun := p.ag, p.line, p.srv, p.adopted, p.hold, p.cancelRun
+	p.ag, p.line, p.srv, p.adopted, p.hold = nil, nil, nil, 0, nil
 	p.taskID, p.contextID = "", ""
 	p.queue = nil
 	p.mu.Unlock()
@@ -251,4 +266,5 @@ func (p *Panel) detach() {
 	if adopted > 0 {
 		stopAdopted(adopted)
 	}
+	hold.Release()
 }

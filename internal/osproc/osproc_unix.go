@@ -138,6 +138,10 @@ func Parents() (map[int]int, error) {
 	return out, nil
 }
 
+// KeepFromChildren makes f's descriptor one that no process started later
+// inherits. Go opens every descriptor close-on-exec already.
+func KeepFromChildren(*os.File) error { return nil }
+
 // OnTerminal makes cmd start in a session of its own whose controlling
 // terminal is cmd's stdin, which must be the slave side of a
 // pseudo-terminal: what a program started in a terminal emulator gets.

@@ -336,6 +336,15 @@ func terminate(pid int) {
 	_ = windows.TerminateProcess(h, 1)
 }
 
+// KeepFromChildren makes f's handle one that no process started later
+// inherits, whatever handle list a process launcher honours (Go's own
+// restricts inheritance to the standard handles, Wine's does not): a pipe
+// end that must close when this process ends, such as the lifeline of a
+// server it started, then does.
+func KeepFromChildren(f *os.File) error {
+	return windows.SetHandleInformation(windows.Handle(f.Fd()), windows.HANDLE_FLAG_INHERIT, 0)
+}
+
 // OnTerminal does nothing on Windows: there are no controlling
 // terminals.
 func OnTerminal(*exec.Cmd) {}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,6 +78,34 @@ func TestBridgeStartsServer(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestServerEndsWithAKilledBridge: the bridge killed (SIGKILL: it can stop
+// nothing) while its server runs an approved command, the server and the
+// command end by themselves.
+func TestServerEndsWithAKilledBridge(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	b := startBridge(t, sb.env(), "--dir", sb.ws)
+	const marker = "sleep 300.743"
+	t.Cleanup(func() { testkit.KillWith(marker) })
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker, "description": "long"}))
+	sid := b.start(t, "run the long command")
+	b.waitStatus(t, sid, "waiting")
+	b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
+	waitProgress(t, b, sid, "run_shell_command executing")
+	testkit.WaitProcess(t, marker)
+	m := startedLine.FindStringSubmatch(b.stderrText())
+	if m == nil {
+		t.Fatalf("no start line in the bridge's log:\n%s", b.stderrText())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := b.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitPIDGone(t, "the A2A server of the killed bridge", pid, 30*time.Second)
+	testkit.WaitNoProcess(t, marker)
 }
 
 // TestBridgeSaysWhyTheServerExited: a server that exits before it listens
@@ -194,7 +223,11 @@ func pathWithout(name string) string {
 // TestCancelOnAServerStartedByHand: a server the user started (no preload
 // of ours: it closes connections idle for 5 s) still has its running command
 // stopped by gemini_cancel after the command waited on its approval longer
-// than that, because the bridge keeps the turn's connection in use.
+// than that, because the bridge keeps the turn's connection in use. The
+// cancel waits for the command to run: such a server reports it executing
+// before it spawns it, and a cancel in between cannot stop it there (only
+// the preload of a server we start makes it; TestLinkCancel and the ACP
+// tests hold that moment open).
 func TestCancelOnAServerStartedByHand(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
@@ -235,6 +268,7 @@ func TestCancelOnAServerStartedByHand(t *testing.T) {
 	time.Sleep(6 * time.Second)
 	b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
 	waitProgress(t, b, sid, "run_shell_command executing")
+	testkit.WaitProcess(t, "sleep 30.731")
 	out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
 	if !strings.Contains(fmt.Sprint(out["note"]), "stopped `"+command+"`") {
 		t.Fatalf("cancel = %v; want it to say the command was stopped", out)

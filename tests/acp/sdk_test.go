@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -211,7 +212,8 @@ func TestEditApprovedWithoutClientFS(t *testing.T) {
 }
 
 // Cancel stops a command for real: cancelled the moment the server says it
-// runs (before the server has spawned it), and cancelled while it runs,
+// runs (before the server has spawned it: a testkit.SpawnGate holds the
+// spawn until the cancel has reached the server), and cancelled while it runs,
 // the prompt answers cancelled, the command's process is gone and the file
 // it would have written after its sleep never appears. A shell command is
 // asked (kind execute, the command shown) and, denied, does not run; nor
@@ -219,16 +221,22 @@ func TestEditApprovedWithoutClientFS(t *testing.T) {
 // the session answers the next prompt.
 func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	t.Parallel()
+	const early = "30.6263"
 	sb := newSandbox(t)
-	c := startAdapter(t, sb)
+	// The gate goes to the server only, as a user's server environment; its
+	// marker (on the adapter's command line too) is not the sleep's.
+	gate := testkit.NewSpawnGate(t, "touch early.txt")
+	var serverEnv []string
+	for _, kv := range gate.Env {
+		serverEnv = append(serverEnv, "--server-env", kv)
+	}
+	c := startAdapter(t, sb, serverEnv...)
 	c.initialize(true)
 	sid := c.newSession(sb.ws)
 
 	// The session's first prompt: a command allowed and cancelled the moment
-	// the server says it runs: the server may spawn it only after the
-	// cancel reached it (its shell tool starts slowly the first time), and
-	// it must still not run to its end.
-	const early = "30.6263"
+	// the server says it runs: the server spawns it only after the cancel
+	// reached it, and it must still not run to its end.
 	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + early + " && touch early.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
 	from := len(c.events())
@@ -236,12 +244,16 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	c.wait(from, 2*time.Minute, "the command to run", func(e event) bool {
 		return e.Ev == "update" && e.Update.SessionUpdate == "tool_call_update" && e.Update.Status == "in_progress"
 	})
+	gate.WaitHeld(t, time.Minute)
 	c.ok(map[string]any{"op": "cancel", "sessionId": sid}, nil)
 	if got := c.stopReason(tag); got != "cancelled" {
 		t.Fatalf("stop reason after an early cancel %q, want cancelled", got)
 	}
-	t.Cleanup(func() { killWith(early) })
-	testkit.WaitNoProcess(t, early)
+	t.Cleanup(func() { killWith("sleep " + early) })
+	pid := gate.WaitSpawned(t, time.Minute)
+	gate.Check(t)
+	testkit.WaitPIDGone(t, "the command spawned after the cancel", pid, 15*time.Second)
+	testkit.WaitNoProcess(t, "sleep "+early)
 	if _, exists := readFile(t, filepath.Join(sb.ws, "early.txt")); exists {
 		t.Fatal("the command cancelled as it started still wrote its file")
 	}
@@ -305,4 +317,36 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	if got := messageText(c.updates(sid)[before:]); got != "Still here." {
 		t.Fatalf("after cancel the session answered %q", got)
 	}
+}
+
+// The adapter killed (SIGKILL: it can stop nothing) while its server runs an
+// approved command: the server and the command end by themselves.
+func TestServerEndsWithAKilledAdapter(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t)
+	c := startAdapter(t, sb)
+	c.initialize(true)
+	sid := c.newSession(sb.ws)
+	const marker = "sleep 300.751"
+	t.Cleanup(func() { killWith(marker) })
+	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker}))
+	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
+	c.prompt(sid, "run the long one")
+	testkit.WaitProcess(t, marker)
+	adapter := testkit.ProcessWith(t, filepath.Join(sb.home, "acp.log"))
+	server := testkit.ChildWith(t, adapter, "a2a-server")
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(server); err == nil {
+			_ = p.Kill()
+		}
+	})
+	p, err := os.FindProcess(adapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitPIDGone(t, "the A2A server of the killed adapter", server, 30*time.Second)
+	testkit.WaitNoProcess(t, marker)
 }

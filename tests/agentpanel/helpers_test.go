@@ -29,7 +29,8 @@ func serverBin(t testing.TB) string { return testkit.A2AServerBin(t) }
 type world struct {
 	sb      *testkit.Sandbox
 	fake    *fakegemini.Server
-	pathEnv string // PATH=…, with the A2A server's bin folder
+	pathEnv string   // PATH=…, with the A2A server's bin folder
+	extra   []string // more of the sidecar's environment (a test's)
 }
 
 func newWorld(t testing.TB) *world {
@@ -48,8 +49,8 @@ func newWorld(t testing.TB) *world {
 
 // env is the environment of the sidecar (and so of the server it starts).
 func (w *world) env() []string {
-	return testkit.WithEnv(w.sb.Env(), w.pathEnv, "HOME="+w.sb.Home, "USERPROFILE="+w.sb.Home, "GEMINI_API_KEY=dummy",
-		"GOOGLE_GEMINI_BASE_URL="+w.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
+	return testkit.WithEnv(w.sb.Env(), append([]string{w.pathEnv, "HOME=" + w.sb.Home, "USERPROFILE=" + w.sb.Home, "GEMINI_API_KEY=dummy",
+		"GOOGLE_GEMINI_BASE_URL=" + w.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}, w.extra...)...)
 }
 
 func (w *world) path(name string) string { return filepath.Join(w.sb.Workspace, name) }

@@ -292,15 +292,65 @@ func TestLinkResubscribeAfterKill(t *testing.T) {
 	}
 }
 
-// TestLinkCancel cancels a turn while a shell command runs: the command is
-// stopped (its later effect never happens), the panel says so, and the
-// next prompt starts afresh.
-func TestLinkCancel(t *testing.T) {
+// TestLinkServerEndsWithItsKilledSidecar kills the sidecar (SIGKILL: it
+// can stop nothing) while the agent runs a command, and no new sidecar
+// takes the server over: the server and its command end by themselves
+// once the time a restarted sidecar has to adopt the server is over.
+func TestLinkServerEndsWithItsKilledSidecar(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	lp := startLinkPanel(t, w)
+	ready, _ := lp.wait(t, 0, "ready", nil)
+	if ready.Agent == nil || ready.Agent.PID == 0 {
+		t.Fatalf("ready = %+v; want a started server with its pid", ready.Agent)
+	}
+	t.Cleanup(func() { killPID(ready.Agent.PID) })
+	const marker = "sleep 300.437"
+	t.Cleanup(func() { testkit.KillWith(marker) })
+	w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker, "description": "long"}))
+	if err := lp.call(t, "agent/prompt", map[string]any{"text": "run long"}); err != nil {
+		t.Fatal(err)
+	}
+	ev, i := lp.wait(t, 0, "tool", func(e event) bool { return e.Tool.ConfirmationRequest != nil })
+	if err := lp.call(t, "agent/confirm", map[string]any{"callId": ev.Tool.ToolCallID, "outcome": "proceed_once"}); err != nil {
+		t.Fatal(err)
+	}
+	lp.wait(t, i, "tool", func(e event) bool { return e.Tool.Status == "EXECUTING" })
+	testkit.WaitProcess(t, marker)
+	if err := lp.ed.Kill(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-lp.ed.Exited()
+	testkit.WaitPIDGone(t, "the A2A server of the killed sidecar", ready.Agent.PID, 2*time.Minute)
+	testkit.WaitNoProcess(t, marker)
+}
+
+// TestLinkCancel cancels a turn while a shell command runs, and in the
+// moment the server has said it runs but not spawned it yet (held there by
+// a testkit.SpawnGate until the cancel has reached the server): either way
+// the command is stopped (its later effect never happens), the panel says
+// so, and the next prompt starts afresh.
+func TestLinkCancel(t *testing.T) {
+	t.Run("while it runs", func(t *testing.T) { linkCancel(t, false) })
+	t.Run("as it starts", func(t *testing.T) { linkCancel(t, true) })
+}
+
+func linkCancel(t *testing.T, early bool) {
+	t.Parallel()
+	w := newWorld(t)
 	// A command that would leave a file after a delay far longer than the
 	// test: once no process of it is left, the file can never come.
-	command := "sleep 30.413 && echo late > late.txt"
+	marker := "sleep 30.413"
+	if early {
+		marker = "sleep 30.419"
+	}
+	var gate *testkit.SpawnGate
+	if early {
+		gate = testkit.NewSpawnGate(t, marker)
+		w.extra = gate.Env
+	}
+	lp := startLinkPanel(t, w)
+	command := marker + " && echo late > late.txt"
 	w.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
 	if err := lp.call(t, "agent/prompt", map[string]any{"text": "run slow"}); err != nil {
 		t.Fatal(err)
@@ -311,6 +361,11 @@ func TestLinkCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, i = lp.wait(t, i, "tool", func(e event) bool { return e.Tool.Status == "EXECUTING" })
+	if early {
+		gate.WaitHeld(t, time.Minute)
+	} else {
+		testkit.WaitProcess(t, marker)
+	}
 	if err := lp.call(t, "agent/cancel", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +374,16 @@ func TestLinkCancel(t *testing.T) {
 	if !strings.Contains(st.Text, "stopped `"+command+"`") {
 		t.Fatalf("canceled state says %q; want it to say the command was stopped", st.Text)
 	}
-	testkit.WaitNoProcess(t, "sleep 30.413")
+	if early {
+		// The command can only spawn after the cancel reached the server;
+		// it must then be stopped as it starts.
+		pid := gate.WaitSpawned(t, 60*time.Second)
+		gate.Check(t)
+		testkit.WaitPIDGone(t, "the command spawned after the cancel", pid, 15*time.Second)
+		testkit.WaitNoProcess(t, marker)
+	} else {
+		testkit.WaitNoProcess(t, marker)
+	}
 	if _, exists := w.read(t, "late.txt"); exists {
 		t.Fatal("the cancelled command ran to its end")
 	}

@@ -20,11 +20,12 @@ func checkhealth(t testing.TB, nv *Nvim) string {
 }
 
 // :checkhealth gemini_companion reports the binary, its version, the
-// running sidecar, its discovery file and its port; a stopped sidecar is a
-// warning with advice.
+// running sidecar, its discovery file and its port, and for the agent panel
+// node, the A2A server (installed as users do) with its version and the
+// secret folder; a stopped sidecar is a warning with advice.
 func TestCheckhealth(t *testing.T) {
 	sb := testkit.NewSandbox(t)
-	nv := startNvim(t, sb, Options{})
+	nv := startNvim(t, sb, Options{Env: testkit.WithEnv(sb.Env(), "HOME="+sb.Home, testkit.PathWith(testkit.A2AServerBin(t)))})
 	nv.WaitRunning(t)
 	path, f := sb.WaitDiscovery(t, waitTimeout)
 	report := checkhealth(t, nv)
@@ -43,6 +44,13 @@ func TestCheckhealth(t *testing.T) {
 		"a gemini started here picks Neovim on port " + itoa(f.Port),
 		"MCP initialize on 127.0.0.1:" + itoa(f.Port) + " with the file's token succeeded",
 		"a gemini started by :GeminiCli here would connect",
+		// The agent panel.
+		"agent panel (:GeminiAgent)",
+		"node: ",
+		"A2A server: ",
+		"(found), version " + testkit.A2AServerVersion + " (the version the panel is tested with)",
+		"secret file: ",
+		":GeminiAgent can start Gemini CLI's A2A server here",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the health report does not say %q:\n%s", want, report)
@@ -60,6 +68,39 @@ func TestCheckhealth(t *testing.T) {
 	}
 	if !strings.Contains(report, "would not connect") || !strings.Contains(report, "start one first") {
 		t.Errorf("doctor does not say that a CLI would not connect without the sidecar:\n%s", report)
+	}
+}
+
+// Without the A2A server installed, :checkhealth says the agent panel
+// cannot start it, how to install it and how to set its command; with the
+// command set in the panel's setup(), it checks that command instead.
+func TestCheckhealthAgentPanelWithoutServer(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err != nil {
+			keep = append(keep, dir)
+		}
+	}
+	nv := startNvim(t, sb, Options{Env: testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "PATH="+strings.Join(keep, string(os.PathListSeparator)))})
+	nv.WaitRunning(t)
+	report := checkhealth(t, nv)
+	for _, want := range []string{
+		"A2A server: Gemini CLI's A2A server is not found",
+		"npm install -g @google/gemini-cli-a2a-server",
+		`require("gemini_companion.agent").setup({ command =`,
+		":GeminiAgent cannot start Gemini CLI's A2A server here",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the health report does not say %q:\n%s", want, report)
+		}
+	}
+
+	script := filepath.Join(testkit.A2AServerBin(t), "..", "lib", "node_modules", "@google", "gemini-cli-a2a-server", "dist", "a2a-server.mjs")
+	nv.Lua(t, `require("gemini_companion.agent").setup({ command = { "node", ... } })`, script)
+	report = checkhealth(t, nv)
+	if !strings.Contains(report, "(set in the plugin), version "+testkit.A2AServerVersion) || !strings.Contains(report, ":GeminiAgent can start") {
+		t.Errorf("the server command set in setup() is not the one checked:\n%s", report)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/internal/osproc"
 )
 
 // A2AServerVersion is the version of Gemini CLI's A2A server the tests run.
@@ -65,4 +67,85 @@ func WaitNoProcess(t testing.TB, marker string) {
 	}) {
 		t.Fatalf("still running: %s", left)
 	}
+}
+
+// WaitProcess waits until a process's command line contains marker (a
+// command a test made the agent start).
+func WaitProcess(t testing.TB, marker string) {
+	t.Helper()
+	if !Poll(30*time.Second, func() bool {
+		procs, _ := process.Processes()
+		for _, p := range procs {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no process runs %q", marker)
+	}
+}
+
+// WaitPIDGone waits until process pid has ended (or is a zombie nobody
+// reaped yet: it runs nothing any more).
+func WaitPIDGone(t testing.TB, what string, pid int, timeout time.Duration) {
+	t.Helper()
+	if !Poll(timeout, func() bool { return !osproc.Alive(pid) }) {
+		t.Fatalf("%s (pid %d) still runs %s later", what, pid, timeout)
+	}
+}
+
+// KillWith kills every process whose command line contains marker (what a
+// failed test leaves).
+func KillWith(marker string) {
+	procs, _ := process.Processes()
+	for _, p := range procs {
+		if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+			_ = p.Kill()
+		}
+	}
+}
+
+// ProcessWith waits until a process's command line contains marker, and
+// returns its pid.
+func ProcessWith(t testing.TB, marker string) int {
+	t.Helper()
+	var pid int
+	if !Poll(30*time.Second, func() bool {
+		procs, _ := process.Processes()
+		for _, p := range procs {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				pid = int(p.Pid)
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no process runs %q", marker)
+	}
+	return pid
+}
+
+// ChildWith waits until a child of process parent has a command line that
+// contains marker, and returns its pid.
+func ChildWith(t testing.TB, parent int, marker string) int {
+	t.Helper()
+	var pid int
+	if !Poll(30*time.Second, func() bool {
+		kids, _ := process.NewProcess(int32(parent))
+		if kids == nil {
+			return false
+		}
+		children, _ := kids.Children()
+		for _, p := range children {
+			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
+				pid = int(p.Pid)
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("process %d has no child that runs %q", parent, marker)
+	}
+	return pid
 }

@@ -21,16 +21,24 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
-// TestBridgeStartsAndStopsTheWindowsA2AServer: the Windows bridge
-// (gemini-a2a-mcp.exe) starts Gemini CLI's A2A server as a Windows user
-// who installed it with npm install -g has it: gemini-cli-a2a-server.cmd
-// on PATH, which runs node.exe. The server answers on 127.0.0.1 and only
-// to the bridge: a request without the launch's secret gets 401, while the
-// bridge's own call goes through, and the secret is kept for the user's
-// other programs. When the bridge's client goes away, the bridge stops the
-// whole tree, node.exe included, not only the cmd.exe of the shim.
-func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
-	w := setup(t)
+// winBridge is the Windows bridge running under Wine, with the A2A server it
+// started.
+type winBridge struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.Reader
+	exited  chan error
+	url     string // the server's
+	server  string // this test's copy of the server's script
+	logFile string
+}
+
+// startWinBridge starts the Windows bridge (gemini-a2a-mcp.exe) the way a
+// Windows user who installed the server with npm install -g has it:
+// gemini-cli-a2a-server.cmd on PATH, which runs node.exe; it returns once
+// the bridge said the server started.
+func startWinBridge(t *testing.T, w *wine, api *fakegemini.Server) *winBridge {
+	t.Helper()
 	server := os.Getenv("GIC_WIN_A2A")
 	if server == "" {
 		t.Fatal("GIC_WIN_A2A (the A2A server's a2a-server.mjs) is not set; run scripts/windows.sh")
@@ -38,7 +46,6 @@ func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	if _, err := os.Stat(w.exe("gemini-a2a-mcp")); err != nil {
 		t.Fatalf("the Windows bridge is missing: %v", err)
 	}
-	api := fakegemini.Start(t)
 	ws, wsWin := w.workspace(t)
 
 	// npm install -g on Windows puts this shim in %APPDATA%\npm, on PATH.
@@ -50,53 +57,66 @@ func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(npmDir, "gemini-cli-a2a-server.cmd"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logFile := filepath.Join(t.TempDir(), "bridge.log")
-	bridge := exec.Command("wine", "cmd", "/c", w.winPath(w.exe("gemini-a2a-mcp")),
-		"--dir", wsWin, "--log-file", w.winPath(logFile),
+	b := &winBridge{server: server, logFile: filepath.Join(t.TempDir(), "bridge.log"), exited: make(chan error, 1)}
+	b.cmd = exec.Command("wine", "cmd", "/c", w.winPath(w.exe("gemini-a2a-mcp")),
+		"--dir", wsWin, "--log-file", w.winPath(b.logFile),
 		"--server-env", "GEMINI_API_KEY=dummy", "--server-env", "GOOGLE_GEMINI_BASE_URL="+api.URL)
-	bridge.Dir = ws
-	bridge.Env = append(w.env(api.URL), "WINEPATH="+w.winPath(npmDir))
-	stdin, err := bridge.StdinPipe()
-	if err != nil {
+	b.cmd.Dir = ws
+	b.cmd.Env = append(w.env(api.URL), "WINEPATH="+w.winPath(npmDir))
+	var err error
+	if b.stdin, err = b.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := bridge.StdoutPipe()
-	if err != nil {
+	if b.stdout, err = b.cmd.StdoutPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if err := bridge.Start(); err != nil {
+	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- bridge.Wait() }()
+	go func() { b.exited <- b.cmd.Wait() }()
 	t.Cleanup(func() {
-		stdin.Close()
+		b.stdin.Close()
 		select {
-		case <-exited:
+		case <-b.exited:
 		case <-time.After(10 * time.Second):
-			bridge.Process.Kill()
+			b.cmd.Process.Kill()
 		}
 		for _, pid := range serverProcesses(w, server) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if t.Failed() {
-			data, _ := os.ReadFile(logFile)
+			data, _ := os.ReadFile(b.logFile)
 			t.Logf("bridge log:\n%s", tail(string(data), 4000))
 		}
 	})
 
 	started := regexp.MustCompile(`A2A server pid \d+ on (http://127\.0\.0\.1:\d+)`)
-	var url string
 	if !testkit.Poll(120*time.Second, func() bool {
-		data, _ := os.ReadFile(logFile)
+		data, _ := os.ReadFile(b.logFile)
 		if m := started.FindSubmatch(data); m != nil {
-			url = string(m[1])
+			b.url = string(m[1])
 			return true
 		}
 		return false
 	}) {
 		t.Fatal("the bridge never said the A2A server started")
 	}
+	return b
+}
+
+// TestBridgeStartsAndStopsTheWindowsA2AServer: the Windows bridge
+// (gemini-a2a-mcp.exe) starts Gemini CLI's A2A server as a Windows user
+// who installed it with npm install -g has it: gemini-cli-a2a-server.cmd
+// on PATH, which runs node.exe. The server answers on 127.0.0.1 and only
+// to the bridge: a request without the launch's secret gets 401, while the
+// bridge's own call goes through, and the secret is kept for the user's
+// other programs. When the bridge's client goes away, the bridge stops the
+// whole tree, node.exe included, not only the cmd.exe of the shim.
+func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
+	w := setup(t)
+	api := fakegemini.Start(t)
+	b := startWinBridge(t, w, api)
+	url, server, stdin, stdout, exited, logFile := b.url, b.server, b.stdin, b.stdout, b.exited, b.logFile
 	for _, auth := range []string{"", "Bearer wrong"} {
 		req, _ := http.NewRequest(http.MethodPost, url+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -161,12 +181,40 @@ func TestBridgeStartsAndStopsTheWindowsA2AServer(t *testing.T) {
 	}
 }
 
+// TestWindowsA2AServerEndsWithAKilledBridge: the Windows bridge killed as
+// a crash would (its process ends with no chance to stop anything), the
+// server it started (node.exe under the npm shim) ends by itself: it held
+// the server's stdin, which the system closes.
+func TestWindowsA2AServerEndsWithAKilledBridge(t *testing.T) {
+	w := setup(t)
+	api := fakegemini.Start(t)
+	b := startWinBridge(t, w, api)
+	if len(serverProcesses(w, b.server)) == 0 {
+		t.Fatal("no process runs the A2A server, yet the bridge said it started")
+	}
+	bridges := processesWith(w.winPath(w.exe("gemini-a2a-mcp")))
+	if len(bridges) == 0 {
+		t.Fatal("no process runs the Windows bridge")
+	}
+	for _, pid := range bridges {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if !testkit.Poll(60*time.Second, func() bool { return len(serverProcesses(w, b.server)) == 0 }) {
+		t.Fatalf("the A2A server outlived the killed bridge: %v", serverProcesses(w, b.server))
+	}
+}
+
 // serverProcesses lists the Linux PIDs of the Wine processes whose command
 // line names this test's copy of the A2A server's script by its Windows
 // path (node.exe started by the shim): no other process on the machine
 // (a Linux A2A server of another test) can match it.
 func serverProcesses(w *wine, script string) []int {
-	name := w.winPath(script)
+	return processesWith(w.winPath(script))
+}
+
+// processesWith lists the Linux PIDs of the processes whose command line
+// contains name.
+func processesWith(name string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {

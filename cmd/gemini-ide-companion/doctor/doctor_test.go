@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -98,6 +99,47 @@ func TestALinkNamedLikeADiscoveryFileIsReported(t *testing.T) {
 	files := find(r, "discovery file")
 	if len(files) != 1 || files[0].Level != Warn || files[0].Fix == "" || !strings.Contains(files[0].Message, "gemini-ide-server-3-4.json") {
 		t.Fatalf("want the link reported as unusable, with a fix; got %+v", files)
+	}
+}
+
+// The agent panel's checks: a server command that cannot run, and a secret
+// folder open to other users, are named with what to do.
+func TestAgentNamesWhatStopsThePanel(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "a2a")
+	if err := os.Mkdir(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := Agent(context.Background(), AgentOptions{Cwd: dir, Command: []string{filepath.Join(dir, "no-such-server")}, SecretDir: secrets})
+	if r.CanStart {
+		t.Fatalf("a server command that does not exist can start: %+v", r)
+	}
+	var server, secret Finding
+	for _, f := range r.Findings {
+		switch f.Check {
+		case "A2A server":
+			server = f
+		case "secret file":
+			secret = f
+		}
+	}
+	if server.Level != Fail || !strings.Contains(server.Message, "cannot be run") || !strings.Contains(server.Fix, "server command") {
+		t.Fatalf("A2A server finding %+v", server)
+	}
+	if secret.Level != OK || !strings.Contains(secret.Message, "is private") {
+		t.Fatalf("secret finding for a private folder %+v", secret)
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if err := os.Chmod(secrets, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r = Agent(context.Background(), AgentOptions{Cwd: dir, Command: []string{filepath.Join(dir, "no-such-server")}, SecretDir: secrets})
+	for _, f := range r.Findings {
+		if f.Check == "secret file" && (f.Level != Warn || !strings.Contains(f.Message, "open to other users")) {
+			t.Fatalf("secret finding for an open folder %+v", f)
+		}
 	}
 }
 

@@ -78,18 +78,9 @@ local function doctor(path)
   return report
 end
 
-local function report_doctor(path)
-  start("gemini_companion: doctor (would a gemini started by :GeminiCli connect?)")
-  if not path then
-    warn("no sidecar binary, so no doctor")
-    return
-  end
-  local report, err = doctor(path)
-  if not report then
-    warn(err)
-    return
-  end
-  for _, f in ipairs(report.findings) do
+-- Reports the findings of a doctor run, each at its level.
+local function report_findings(findings)
+  for _, f in ipairs(findings) do
     local msg = tostring(f.check) .. ": " .. tostring(f.message)
     local advice = (f.fix and f.fix ~= "") and { f.fix } or nil
     if f.level == "ok" then
@@ -102,6 +93,52 @@ local function report_doctor(path)
       error(msg, advice)
     end
   end
+end
+
+-- The agent panel: what the sidecar needs to start Gemini CLI's A2A server
+-- here (node, the server and its version, the folder of its secret), as
+-- `gemini-ide-companion doctor --agent` finds it with the panel's options.
+local function report_agent(path)
+  start("gemini_companion: agent panel (:GeminiAgent)")
+  if not path then
+    warn("no sidecar binary, so the agent panel cannot be checked")
+    return
+  end
+  local agent = require("gemini_companion.agent")
+  local opts = agent.options or {}
+  if opts.url then
+    info("url is set: the panel attaches to " .. opts.url .. " and starts no server")
+  end
+  local cmd = { path, "doctor", "--agent", "--json", "--workspace", util.cwd(), "--agent-setting", agent.COMMAND_OPTION }
+  if opts.command then
+    vim.list_extend(cmd, { "--agent-command", vim.json.encode(opts.command) })
+  end
+  local out = vim.fn.system(cmd)
+  local okj, report = pcall(vim.json.decode, out)
+  if not okj or type(report) ~= "table" or type(report.findings) ~= "table" then
+    warn("doctor --agent gave no report: " .. vim.trim(out))
+    return
+  end
+  report_findings(report.findings)
+  if report.canStart then
+    ok(":GeminiAgent can start Gemini CLI's A2A server here")
+  elseif not opts.url then
+    error(":GeminiAgent cannot start Gemini CLI's A2A server here; see the errors above")
+  end
+end
+
+local function report_doctor(path)
+  start("gemini_companion: doctor (would a gemini started by :GeminiCli connect?)")
+  if not path then
+    warn("no sidecar binary, so no doctor")
+    return
+  end
+  local report, err = doctor(path)
+  if not report then
+    warn(err)
+    return
+  end
+  report_findings(report.findings)
   if report.wouldConnect then
     ok("a gemini started by :GeminiCli here would connect")
   else
@@ -201,6 +238,7 @@ function M.check()
   end
 
   report_doctor(path)
+  report_agent(path)
 
   start("gemini_companion: Gemini CLI")
   local cmd = config.options.terminal.cmd

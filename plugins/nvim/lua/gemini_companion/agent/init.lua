@@ -25,6 +25,8 @@ local defaults = {
 }
 
 M.options = vim.deepcopy(defaults)
+-- How a user sets the server command, for the sidecar's advice.
+M.COMMAND_OPTION = COMMAND_OPTION
 
 local st = {
   ready = false, -- the sidecar said "ready" for the current sidecar process
