@@ -144,13 +144,15 @@ go_tests() {
 }
 
 no_orphan_servers() {
-	# Every A2A server the tests started from this checkout's npm prefix has
-	# ended with the program that started it. One whose starter was killed
-	# ends at once, or after 30 s for the agent panel's (the time a restarted
-	# sidecar has to adopt it): wait that long before calling one an orphan.
-	local left i
+	# Every A2A server the tests started, from this checkout's npm prefix
+	# or from one a test installed into its own temporary folder (the
+	# README's install lines), has ended with the program that started it.
+	# One whose starter was killed ends at once, or after 30 s for the agent
+	# panel's (the time a restarted sidecar has to adopt it): wait that long
+	# before calling one an orphan.
+	local left i tmp="${TMPDIR:-/tmp}"
 	for ((i = 0; i < 45; i++)); do
-		left="$(pgrep -af 'a2a-server\.mjs' | grep -F "$root/")" || return 0
+		left="$(pgrep -af 'a2a-server\.mjs' | grep -F -e "$root/" -e "${tmp%/}/Test")" || return 0
 		sleep 1
 	done
 	echo "A2A servers left running:"
