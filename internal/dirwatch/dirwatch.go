@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -99,7 +100,7 @@ func (w *Watcher) Watch(path string, fn func(Event)) (stop func(), err error) {
 // Run delivers events until ctx ends, then releases the OS watcher. onErr
 // (may be nil) hears about the OS watcher's errors, which are never fatal.
 func (w *Watcher) Run(ctx context.Context, onErr func(error)) {
-	defer w.fw.Close()
+	defer w.release(onErr)
 	for {
 		select {
 		case <-ctx.Done():
@@ -125,6 +126,45 @@ func (w *Watcher) Run(ctx context.Context, onErr func(error)) {
 			if onErr != nil {
 				onErr(fmt.Errorf("file watcher: %w", err))
 			}
+		}
+	}
+}
+
+// closeWait bounds how long release waits for the OS watcher to close.
+const closeWait = 3 * time.Second
+
+// release closes the OS watcher, taking in what it still sends meanwhile
+// so that it is never stuck delivering. Its Close can block for good on
+// Windows when the wake-up it posts to its completion port is lost (seen
+// under Wine, in fsnotify's reader): after closeWait the watcher is left to
+// the process's exit, and onErr hears of it, rather than holding up the
+// shutdown of the program that owns it.
+func (w *Watcher) release(onErr func(error)) {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = w.fw.Close()
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	events, errs := w.fw.Events, w.fw.Errors
+	for {
+		select {
+		case <-closed:
+			return
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+		case <-t.C:
+			if onErr != nil {
+				onErr(fmt.Errorf("file watcher: not closed within %s; left to the process's exit", closeWait))
+			}
+			return
 		}
 	}
 }
