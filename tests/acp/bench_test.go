@@ -136,7 +136,14 @@ func BenchmarkACPOverhead(b *testing.B) {
 	}
 
 	// The adapter, attached to the proxy, on plain pipes.
-	cmd := exec.Command(adapterBin, "--agent", proxy.URL, "--log-file", filepath.Join(sb.home, "acp.log"), "--session-dir", "")
+	logFile := filepath.Join(sb.home, "acp.log")
+	b.Cleanup(func() {
+		if b.Failed() {
+			data, _ := os.ReadFile(logFile)
+			b.Logf("gemini-a2a-acp's log:\n%s", data)
+		}
+	})
+	cmd := exec.Command(adapterBin, "--agent", proxy.URL, "--log-file", logFile, "--session-dir", "")
 	cmd.Env = append(os.Environ(), sb.env()...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
