@@ -108,10 +108,12 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 		e.stdin.Close()
 		select {
 		case <-e.exited:
-		case <-time.After(5 * time.Second):
+		// The shutdown lets requests in flight end, each bounded by the
+		// sidecar's 10 s editor and body timeouts; past those it is stuck.
+		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
 			<-e.exited
-			t.Errorf("sidecar did not exit within 5 s of its stdin closing")
+			t.Errorf("sidecar did not exit within 15 s of its stdin closing")
 		}
 		<-e.served
 		if t.Failed() {
