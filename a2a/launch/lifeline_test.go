@@ -399,7 +399,8 @@ func TestServerStartsUnderTheUsersModuleHooks(t *testing.T) {
 // The preload runs an abort listener added to a signal already aborted
 // (the server's shell tool adds the one that kills its command only after
 // spawning it), once, unless it is removed first; other listeners run as
-// they always do.
+// they always do. A late listener that kills nothing (one linking another
+// controller to an old signal) keeps the platform's behaviour: it never runs.
 func TestLateAbortListenersRun(t *testing.T) {
 	node := needNode(t)
 	pin := filepath.Join(t.TempDir(), "pin.cjs")
@@ -408,20 +409,23 @@ func TestLateAbortListenersRun(t *testing.T) {
 	}
 	const script = `
 const ran = [];
+const child = { kill: () => {} };
 const early = new AbortController();
 early.signal.addEventListener('abort', () => ran.push('early'));
 early.abort();
 const ac = new AbortController();
 ac.abort();
-ac.signal.addEventListener('abort', function (e) { ran.push('late:' + e.type + ':' + (this === ac.signal)); }, { once: true });
-const removed = () => ran.push('removed');
+ac.signal.addEventListener('abort', function (e) { child.kill('SIGTERM'); ran.push('late:' + e.type + ':' + (this === ac.signal)); }, { once: true });
+const removed = () => { child.kill(); ran.push('removed'); };
 ac.signal.addEventListener('abort', removed);
 ac.signal.removeEventListener('abort', removed);
-ac.signal.addEventListener('abort', { handleEvent: () => ran.push('object') });
+ac.signal.addEventListener('abort', { handleEvent: () => { child.kill(); ran.push('object'); } });
 const off = new AbortController(); off.abort();
-ac.signal.addEventListener('abort', () => ran.push('own signal aborted'), { signal: off.signal });
+ac.signal.addEventListener('abort', () => { child.kill(); ran.push('own signal aborted'); }, { signal: off.signal });
+const linked = new AbortController();
+ac.signal.addEventListener('abort', () => { linked.abort(); ran.push('links a controller'); });
 const other = new EventTarget();
-other.addEventListener('abort', () => ran.push('not a signal'));
+other.addEventListener('abort', () => { child.kill(); ran.push('not a signal'); });
 setTimeout(() => console.log(ran.join(',')), 20);
 `
 	cmd := exec.Command(node, "--require", pin, "-e", script)

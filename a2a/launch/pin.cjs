@@ -17,9 +17,9 @@
 // from an abort listener that it adds only once the command is spawned; the
 // command is reported "executing" before that, and an abort that comes in
 // between has already fired, so the listener never runs and the command runs
-// to its end. Here an abort listener added to a signal that is already
-// aborted runs at once (as the server's code expects), so such a command is
-// killed as it starts, on every OS, whoever the client is.
+// to its end. Here an abort listener that kills a process, added to a signal
+// that is already aborted, runs at once (as the server's code expects), so
+// such a command is killed as it starts, on every OS, whoever the client is.
 //
 // The server ends with the program that started it. That program holds the
 // server's stdin (GEMINI_A2A_LIFELINE=stdin); when it closes, because that
@@ -85,6 +85,19 @@ function say(line) {
 // --- Abort listeners added late -------------------------------------------
 
 (function runLateAbortListeners() {
+  // Only the listeners that stop a process the server started (its shell
+  // tool's: they kill the child or its group). Other late listeners keep
+  // the platform's behaviour, never running: code that links a new
+  // controller to an older signal must not see its work aborted.
+  const killsAProcess = (listener) => {
+    const fn = typeof listener === 'function' ? listener : listener && listener.handleEvent;
+    if (typeof fn !== 'function') return false;
+    try {
+      return /\.kill\(|taskkill/.test(Function.prototype.toString.call(fn));
+    } catch (_e) {
+      return false;
+    }
+  };
   const proto = AbortSignal.prototype;
   const add = proto.addEventListener;
   const remove = proto.removeEventListener;
@@ -95,7 +108,7 @@ function say(line) {
     writable: true,
     value: function addEventListener(type, listener, options) {
       const r = add.call(this, type, listener, options);
-      if (type !== 'abort' || !listener || !this.aborted) return r;
+      if (type !== 'abort' || !listener || !this.aborted || !killsAProcess(listener)) return r;
       const capture = captureOf(options);
       const own = options && typeof options === 'object' ? options.signal : undefined;
       let set = late.get(this);
