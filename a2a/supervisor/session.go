@@ -367,7 +367,7 @@ func (ss *Session) Respond(answer string) (string, error) {
 		return "", errors.New("decision is empty: answer approved, denied, modify: …, or text")
 	}
 	ss.mu.Lock()
-	status, running := ss.status, ss.running
+	status := ss.status
 	var tc *agent.ToolCall
 	if len(ss.pending) > 0 {
 		tc = ss.pending[0]
@@ -377,7 +377,11 @@ func (ss *Session) Respond(answer string) (string, error) {
 	outcome, rest := outcomeOf(answer)
 	switch {
 	case status == Waiting && tc != nil:
-	case status == Complete && !running && outcome == "text":
+	case status == Complete && outcome == "text":
+		// The turn's goroutine may still be winding down (running): the
+		// status turned Complete at the turn's last event, after which it
+		// writes nothing of this session but under its own generation, so
+		// the next turn can start now.
 		ss.turn(agent.TextMessage(taskID, contextID, rest), nil)
 		return "sent as the next message", nil
 	case status == Running:
