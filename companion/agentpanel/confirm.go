@@ -162,11 +162,11 @@ func (p *Panel) Decide(path string, diffID uint64, accepted bool, content string
 	p.mu.Unlock()
 	switch {
 	case !accepted:
-		p.answer(pd.call.CallID, OutcomeCancel)
+		p.answer(pd.call.CallID, rfc.OutcomeCancel)
 	case pd.orphaned:
 		p.approveOrphan(pd, content)
 	default:
-		p.approve(pd, OutcomeOnce, content)
+		p.approve(pd, rfc.OutcomeOnce, content)
 	}
 	return true
 }
@@ -202,12 +202,12 @@ func (p *Panel) approveOrphan(pd *pending, content string) {
 		if content == pd.proposal() || content == c.NewContent {
 			if err := writeFile(c.FilePath, content); err != nil {
 				p.emitError("writing %s: %v; the agent's edit was declined", c.FilePath, err)
-				p.answer(tc.CallID, OutcomeCancel)
+				p.answer(tc.CallID, rfc.OutcomeCancel)
 				return
 			}
 			p.emit(Event{Type: "notice", Text: fmt.Sprintf("The agent's edit of %s was written by the companion (the agent's connection was lost when the sidecar restarted); the agent is told.", filepath.Base(c.FilePath))})
 			p.dequeuePending(tc.CallID)
-			p.enqueue(agent.ConfirmMessage("", "", tc.CallID, OutcomeCancel),
+			p.enqueue(agent.ConfirmMessage("", "", tc.CallID, rfc.OutcomeCancel),
 				agent.TextMessage("", "", fmt.Sprintf("I accepted your edit of %s. My answer could not reach your tool call, so I applied your edit myself: the file now has exactly the content you proposed. Go on.", c.FilePath)))
 			return
 		}
@@ -220,7 +220,7 @@ func (p *Panel) approveOrphan(pd *pending, content string) {
 		what += " (" + c.Command + ")"
 	}
 	p.dequeuePending(tc.CallID)
-	p.enqueue(agent.ConfirmMessage("", "", tc.CallID, OutcomeCancel),
+	p.enqueue(agent.ConfirmMessage("", "", tc.CallID, rfc.OutcomeCancel),
 		agent.TextMessage("", "", fmt.Sprintf("I approve your call %s, but my answer could not reach it. Please make the same call again.", what)))
 }
 
@@ -230,12 +230,12 @@ func (p *Panel) writeOwn(tc *agent.ToolCall, content string) {
 	path := tc.Confirmation.FilePath
 	if err := writeFile(path, content); err != nil {
 		p.emitError("writing your version of %s: %v; the agent's edit was declined", path, err)
-		p.answer(tc.CallID, OutcomeCancel)
+		p.answer(tc.CallID, rfc.OutcomeCancel)
 		return
 	}
 	p.emit(Event{Type: "notice", Text: fmt.Sprintf("Your version of %s was written; the agent's edit was declined and the agent is told.", filepath.Base(path))})
 	p.dequeuePending(tc.CallID)
-	p.enqueue(agent.ConfirmMessage("", "", tc.CallID, OutcomeCancel),
+	p.enqueue(agent.ConfirmMessage("", "", tc.CallID, rfc.OutcomeCancel),
 		agent.TextMessage("", "", fmt.Sprintf("I did not accept your edit of %s; I wrote my own version of it instead, which is now on disk. Keep my version.", path)))
 }
 
@@ -282,7 +282,7 @@ func (p *Panel) confirm(callID, outcome string, content *string) error {
 		pd.decided = true
 		p.mu.Unlock()
 	}
-	if pd.orphaned && outcome != OutcomeCancel {
+	if pd.orphaned && outcome != rfc.OutcomeCancel {
 		text := pd.proposal()
 		if content != nil {
 			text = *content
@@ -290,7 +290,7 @@ func (p *Panel) confirm(callID, outcome string, content *string) error {
 		p.approveOrphan(pd, text)
 		return nil
 	}
-	if pd.call.Confirmation.Type == "edit" && outcome != OutcomeCancel {
+	if pd.call.Confirmation.Type == "edit" && outcome != rfc.OutcomeCancel {
 		text := pd.proposal()
 		if content != nil {
 			text = *content

@@ -15,39 +15,10 @@ type (
 	AgentInfo = protocol.AgentInfo
 )
 
-// The RFC's shapes of a turn, shared with the project's other A2A fronts
-// (a2a/rfc); their JSON is what agent/event carries.
-type (
-	// Thought is the RFC's AgentThought.
-	Thought = rfc.Thought
-	// ToolCall is the RFC's ToolCall, built from the server's events.
-	ToolCall = rfc.ToolCall
-	// ConfirmationRequest is the RFC's ConfirmationRequest.
-	ConfirmationRequest = rfc.ConfirmationRequest
-	// Option is the RFC's ConfirmationOption; ID is the outcome
-	// agent/confirm takes.
-	Option = rfc.Option
-	// ExecuteDetails is the RFC's ExecuteDetails (a shell command).
-	ExecuteDetails = rfc.ExecuteDetails
-	// FileDiff is the RFC's FileDiff (a file edit).
-	FileDiff = rfc.FileDiff
-	// McpDetails is the RFC's McpDetails.
-	McpDetails = rfc.McpDetails
-	// GenericDetails is the RFC's GenericDetails.
-	GenericDetails = rfc.GenericDetails
-)
-
-// Outcomes the server takes for a confirmation.
-const (
-	OutcomeOnce       = rfc.OutcomeOnce
-	OutcomeAlways     = rfc.OutcomeAlways
-	OutcomeAlwaysTool = rfc.OutcomeAlwaysTool
-	OutcomeAlwaysSrv  = rfc.OutcomeAlwaysSrv
-	OutcomeCancel     = rfc.OutcomeCancel
-)
-
 // toolCall converts a parsed tool call into the RFC's shape (rfc.NewToolCall).
-func toolCall(tc *agent.ToolCall, original *string) *ToolCall { return rfc.NewToolCall(tc, original) }
+func toolCall(tc *agent.ToolCall, original *string) *rfc.ToolCall {
+	return rfc.NewToolCall(tc, original)
+}
 
 // historyEvents turns a task's history (as tasks/get or tasks/resubscribe
 // return it) into the events a panel shows, marked as replayed (see
