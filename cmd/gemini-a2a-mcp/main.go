@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,22 +24,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent/agentflag"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/mcptools"
 )
 
 var version = "dev"
-
-type envList []string
-
-func (e *envList) String() string { return strings.Join(*e, ",") }
-func (e *envList) Set(v string) error {
-	if !strings.Contains(v, "=") {
-		return fmt.Errorf("want KEY=VALUE, got %q", v)
-	}
-	*e = append(*e, v)
-	return nil
-}
 
 func main() {
 	if err := run(); err != nil {
@@ -50,36 +39,26 @@ func main() {
 }
 
 func run() error {
-	var serverEnv envList
-	agentURL := flag.String("agent", "", "URL of a running Gemini CLI A2A server to supervise (default: start one for --dir)")
-	agentHeaderFile := flag.String("agent-header-file", "", "file of \"Name: value\" lines: HTTP headers sent with every request to --agent (e.g. \"Authorization: Bearer …\")")
-	agentTokenEnv := flag.String("agent-token-env", "", "name of an environment variable whose value is sent to --agent as \"Authorization: Bearer <value>\"")
-	serverCmd := flag.String("server-command", "", "command that starts Gemini CLI's A2A server (default: gemini-cli-a2a-server on PATH or under node_modules)")
+	af := agentflag.Register(flag.CommandLine, "URL of a running Gemini CLI A2A server to supervise (default: start one for --dir)")
 	dir := flag.String("dir", ".", "workspace folder for the A2A server started by the bridge")
 	noStart := flag.Bool("no-start", false, "never start an A2A server; the gemini_* tools need --agent")
-	logFile := flag.String("log-file", "", "write the bridge's and the A2A server's log here (default: stderr)")
 	timeout := flag.Duration("timeout", 2*time.Minute, "longest a tool call waits on an agent")
-	flag.Var(&serverEnv, "server-env", "KEY=VALUE added to the started A2A server's environment only (repeatable)")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
 	if *showVersion {
 		fmt.Println("gemini-a2a-mcp", version)
 		return nil
 	}
-	var logw io.Writer = os.Stderr
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("log file: %w", err)
-		}
-		defer f.Close()
-		logw = f
-	}
-	logger := log.New(logw, "gemini-a2a-mcp: ", log.LstdFlags)
-	agentHeader, err := userHeader(*agentURL, *agentHeaderFile, *agentTokenEnv)
+	agentHeader, err := af.Header("the bridge")
 	if err != nil {
 		return err
 	}
+	logw, closeLog, err := af.OpenLog()
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	logger := log.New(logw, "gemini-a2a-mcp: ", log.LstdFlags)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -94,13 +73,10 @@ func run() error {
 	defer cancelStart()
 	startDone := make(chan struct{})
 	switch {
-	case *agentURL != "":
-		gemini = attach(*agentURL, hc, agentHeader)
+	case af.URL != "":
+		gemini = attach(af.URL, hc, agentHeader)
 	case !*noStart:
-		var command []string
-		if *serverCmd != "" {
-			command = strings.Fields(*serverCmd)
-		}
+		command := af.Command()
 		// The server starts now, in the background; the first gemini_* call
 		// waits for it (bounded by that call's timeout).
 		ready := startDone
@@ -108,7 +84,7 @@ func run() error {
 		var startErr error
 		go func() {
 			defer close(ready)
-			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: serverEnv, Log: logw, Setting: serverSetting})
+			s, err := launch.Start(startCtx, launch.Options{Command: command, Dir: *dir, Env: af.ServerEnv, Log: logw, Setting: serverSetting})
 			if err != nil {
 				startErr = launchError(err)
 				logger.Print(startErr)
@@ -142,7 +118,7 @@ func run() error {
 			return startedAgent, nil
 		}
 	}
-	if gemini == nil || *agentURL != "" {
+	if gemini == nil || af.URL != "" {
 		close(startDone)
 	}
 	defer func() {
@@ -168,7 +144,7 @@ func run() error {
 		switch {
 		case s != nil && base == s.URL:
 			return s.Header()
-		case agentHeader != nil && sameAgent(base, *agentURL):
+		case agentHeader != nil && sameAgent(base, af.URL):
 			return agentHeader
 		}
 		return launchedHeader(base, logger)
@@ -202,17 +178,6 @@ func launchError(err error) error {
 
 // userHeader reads the headers the user gives for --agent: from a file, or
 // a bearer token from an environment variable, never from the command line.
-func userHeader(agentURL, file, tokenEnv string) (http.Header, error) {
-	if (file != "" || tokenEnv != "") && agentURL == "" {
-		return nil, errors.New("--agent-header-file and --agent-token-env go with --agent (a server the bridge starts needs neither)")
-	}
-	h, err := agent.UserCredentials(file, tokenEnv)
-	if err != nil {
-		return nil, fmt.Errorf("--agent credentials: %w", err)
-	}
-	return h, nil
-}
-
 // launchedHeader is the secret of a server that one of the user's programs
 // (a2a/launch) started at base, if any.
 func launchedHeader(base string, logger *log.Logger) http.Header {
