@@ -308,57 +308,44 @@ func TestALingeringServerCanBeTakenOver(t *testing.T) {
 	noFilesLeft(t, g)
 }
 
-// Stop ends the server and the commands it runs, and leaves no file.
-func TestStopEndsTheServersCommands(t *testing.T) {
+// Stop ends the server and the commands it runs within seconds, and leaves
+// no file: a server that answers, and one whose JavaScript no longer runs
+// (it cannot hear the request to stop).
+func TestStopEndsTheServerAndItsCommands(t *testing.T) {
 	node := needNode(t)
-	tmp := t.TempDir()
-	useTempDir(t, tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := Start(ctx, Options{Command: []string{node, writeFakeServer(t)}, Dir: t.TempDir(), Env: []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}})
-	if err != nil {
-		t.Fatal(err)
+	for _, wedged := range []bool{false, true} {
+		name := map[bool]string{false: "answering", true: "wedged"}[wedged]
+		t.Run(name, func(t *testing.T) {
+			tmp := t.TempDir()
+			useTempDir(t, tmp)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			srv, err := Start(ctx, Options{Command: []string{node, writeFakeServer(t)}, Dir: t.TempDir(), Env: []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			f := &fakeServer{pid: srv.PID(), url: srv.URL, header: srv.Header(), tmp: tmp}
+			cmd := f.spawn(t)
+			if wedged {
+				if _, err := f.get(t, "/wedge"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stopped := make(chan struct{})
+			go func() { srv.Stop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("Stop did not return for the %s server", name)
+			}
+			if osproc.Alive(f.pid) {
+				t.Fatalf("the %s server still runs after Stop", name)
+			}
+			waitGone(t, "the command of the stopped server", cmd, 10*time.Second)
+			noFilesLeft(t, f)
+		})
 	}
-	defer srv.Stop()
-	f := &fakeServer{pid: srv.PID(), url: srv.URL, header: srv.Header(), tmp: tmp}
-	cmd := f.spawn(t)
-	srv.Stop()
-	waitGone(t, "the command of the stopped server", cmd, 10*time.Second)
-	if osproc.Alive(f.pid) {
-		t.Fatal("the stopped server still runs")
-	}
-	noFilesLeft(t, f)
-}
-
-// Stop ends a server whose JavaScript no longer runs (it cannot hear the
-// request to stop), and the command it runs, within seconds.
-func TestStopEndsAWedgedServerAndItsCommands(t *testing.T) {
-	node := needNode(t)
-	tmp := t.TempDir()
-	useTempDir(t, tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := Start(ctx, Options{Command: []string{node, writeFakeServer(t)}, Dir: t.TempDir(), Env: []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	f := &fakeServer{pid: srv.PID(), url: srv.URL, header: srv.Header(), tmp: tmp}
-	cmd := f.spawn(t)
-	if _, err := f.get(t, "/wedge"); err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan struct{})
-	go func() { srv.Stop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(20 * time.Second):
-		t.Fatal("Stop did not return for a wedged server")
-	}
-	if osproc.Alive(f.pid) {
-		t.Fatal("the wedged server still runs after Stop")
-	}
-	waitGone(t, "the command of the wedged server", cmd, 10*time.Second)
 }
 
 // A user's NODE_OPTIONS that register module hooks (which run in a worker
