@@ -110,6 +110,8 @@ func StartEditor(t testing.TB, sb *Sandbox, opts EditorOptions) *Editor {
 		case <-e.exited:
 		// The shutdown lets requests in flight end, each bounded by the
 		// sidecar's 10 s editor and body timeouts; past those it is stuck.
+		// (A race-built sidecar also sleeps at exit unless GORACE says
+		// atexit_sleep_ms=0, as scripts/test.sh does.)
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
 			<-e.exited
