@@ -87,14 +87,14 @@ func TestClaudeCodeAsClient(t *testing.T) {
 	sb := newSandbox(t)
 	// Claude Code and the server it starts through the bridge share the
 	// user's HOME (the server reads its settings there).
-	env := append(os.Environ(), sb.env()...)
+	env := append(os.Environ(), sb.Env()...)
 
 	// The README's line, run in the project as the user runs it.
 	add := strings.TrimSpace(readmeBlock(t, "## A2A bridge", "sh", "claude mcp add"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", strings.Replace(add, "claude ", `"$CLAUDE" `, 1))
-	cmd.Dir, cmd.Env = sb.ws, append(env, "CLAUDE="+claude)
+	cmd.Dir, cmd.Env = sb.Workspace, append(env, "CLAUDE="+claude)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", add, err, out)
 	}
@@ -105,7 +105,7 @@ func TestClaudeCodeAsClient(t *testing.T) {
 		defer api.Close()
 		cmd := exec.CommandContext(ctx, claude, "-p", prompt, "--output-format", "json", "--allowedTools",
 			"mcp__gemini__gemini_task_start,mcp__gemini__gemini_respond,mcp__gemini__gemini_status")
-		cmd.Dir, cmd.Env = sb.ws, append(env, testkit.ClaudeEnv(api.URL)...)
+		cmd.Dir, cmd.Env = sb.Workspace, append(env, testkit.ClaudeEnv(api.URL)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("claude -p: %v\n%s", err, out)
@@ -114,9 +114,9 @@ func TestClaudeCodeAsClient(t *testing.T) {
 	}
 
 	t.Run("EditApproved", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "hello.txt")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
-		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
+		path := filepath.Join(sb.Workspace, "hello.txt")
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
+		sb.Fake.Reply(fakegemini.Text("I wrote hello.txt."))
 		fc := &testkit.FakeClaude{Next: supervise("create hello.txt", "approved")}
 		out := run(t, fc, "have gemini create hello.txt")
 		results := strings.Join(fc.Results(), "\n")
@@ -128,21 +128,21 @@ func TestClaudeCodeAsClient(t *testing.T) {
 				t.Fatalf("the tool results Claude's model got lack %q:\n%s", want, results)
 			}
 		}
-		if got, _ := readFile(t, path); got != "hello from gemini\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "hello from gemini\n" {
 			t.Fatalf("hello.txt = %q after Claude approved the edit", got)
 		}
 	})
 
 	t.Run("EditDenied", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "keep.txt")
+		path := filepath.Join(sb.Workspace, "keep.txt")
 		writeFile(t, path, "original\n")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
 		fc := &testkit.FakeClaude{Next: supervise("rewrite keep.txt", "denied")}
 		out := run(t, fc, "have gemini rewrite keep.txt")
 		if !strings.Contains(out, "Claude: the task is complete.") {
 			t.Fatalf("claude output:\n%s", out)
 		}
-		if got, _ := readFile(t, path); got != "original\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "original\n" {
 			t.Fatalf("keep.txt = %q after Claude denied the edit; want it untouched", got)
 		}
 	})

@@ -66,14 +66,7 @@ func (w *world) write(t testing.TB, name, content string) string {
 
 func (w *world) read(t testing.TB, name string) (string, bool) {
 	t.Helper()
-	b, err := os.ReadFile(w.path(name))
-	if os.IsNotExist(err) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b), true
+	return testkit.ReadFile(t, w.path(name))
 }
 
 // event is an agent/event as the tests read it.
