@@ -22,6 +22,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 // attempt is one request someone who is not the bridge makes to the
@@ -109,11 +110,11 @@ func do(t *testing.T, base string, a attempt) (int, string) {
 func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	b := startBridge(t, sb.env(), "--dir", sb.ws, "--timeout", "90s")
+	b := startBridge(t, sb.Env(), "--dir", sb.Workspace, "--timeout", "90s")
 
-	ours := filepath.Join(sb.ws, "ours.txt")
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "env > " + ours}))
-	sb.fake.Reply(fakegemini.Text("Saved."))
+	ours := filepath.Join(sb.Workspace, "ours.txt")
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "env > " + ours}))
+	sb.Fake.Reply(fakegemini.Text("Saved."))
 	sid := b.start(t, "save the environment")
 	st, _ := b.waitStatus(t, sid, "waiting")
 	taskID, _ := st["task_id"].(string)
@@ -154,7 +155,7 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 		}
 	}
 
-	requestsBefore, auxBefore := len(sb.fake.Requests()), len(sb.fake.Auxiliary())
+	requestsBefore, auxBefore := len(sb.Fake.Requests()), len(sb.Fake.Auxiliary())
 	q := url.Values{}
 	for _, k := range []string{"token", "secret", "access_token", "key", "auth", "authorization"} {
 		q.Set(k, secret)
@@ -171,7 +172,7 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 		{"the secret in the query string", nil, "?" + q.Encode()},
 	}
 	for _, c := range cases {
-		for _, a := range attacks(sb.ws, taskID, contextID, callID, c.auth, c.query) {
+		for _, a := range attacks(sb.Workspace, taskID, contextID, callID, c.auth, c.query) {
 			status, body := do(t, base, a)
 			if status != http.StatusUnauthorized {
 				t.Errorf("%s with %s: HTTP %d %.200s; want 401", a.Name, c.who, status, body)
@@ -181,8 +182,8 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 
 	t.Run("AnotherUser", func(t *testing.T) {
 		uid, gid := otherUser(t)
-		list := attacks(sb.ws, taskID, contextID, callID, nil, "")
-		list = append(list, attacks(sb.ws, taskID, contextID, callID, map[string]string{"Authorization": "Bearer guessed"}, "")...)
+		list := attacks(sb.Workspace, taskID, contextID, callID, nil, "")
+		list = append(list, attacks(sb.Workspace, taskID, contextID, callID, map[string]string{"Authorization": "Bearer guessed"}, "")...)
 		files := []string{launch.SecretDir(), filepath.Join(launch.SecretDir(), "server-"+m[2]+".json"), fmt.Sprintf("/proc/%d/environ", pid)}
 		res := runAs(t, uid, gid, base, list, files)
 		for i, st := range res.Statuses {
@@ -200,10 +201,10 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 		}
 	})
 
-	if n, a := len(sb.fake.Requests()), len(sb.fake.Auxiliary()); n != requestsBefore || a != auxBefore {
+	if n, a := len(sb.Fake.Requests()), len(sb.Fake.Auxiliary()); n != requestsBefore || a != auxBefore {
 		t.Fatalf("the model got %d requests (and %d others) from refused clients", n-requestsBefore, a-auxBefore)
 	}
-	for _, f := range []string{ours, filepath.Join(sb.ws, "pwned.txt")} {
+	for _, f := range []string{ours, filepath.Join(sb.Workspace, "pwned.txt")} {
 		if _, err := os.Stat(f); err == nil {
 			t.Fatalf("%s was written by a refused request", f)
 		}
@@ -219,7 +220,7 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 	// The same confirmation with the secret is taken, and the command runs
 	// without the secret in its environment.
 	var confirm attempt
-	for _, a := range attacks(sb.ws, taskID, contextID, callID, map[string]string{"Authorization": auth}, "") {
+	for _, a := range attacks(sb.Workspace, taskID, contextID, callID, map[string]string{"Authorization": auth}, "") {
 		if a.Name == "confirm the bridge's tool call" {
 			confirm = a
 		}
@@ -228,7 +229,7 @@ func TestOnlyTheBridgeDrivesItsServer(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(body, "Saved.") {
 		t.Fatalf("confirmation with the secret: HTTP %d %.2000s", status, body)
 	}
-	env, ok := readFile(t, ours)
+	env, ok := testkit.ReadFile(t, ours)
 	if !ok {
 		t.Fatal("the approved command did not run")
 	}
@@ -345,10 +346,10 @@ func TestProtectedServerStreams(t *testing.T) {
 	line := ag.NewLine()
 	defer line.Close()
 
-	gate := filepath.Join(sb.ws, "go")
+	gate := filepath.Join(sb.Workspace, "go")
 	command := "while [ ! -e " + gate + " ]; do sleep 0.1; done; echo streamed-$((6*7))"
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command}))
-	sb.fake.Reply(fakegemini.Text("All done."))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command}))
+	sb.Fake.Reply(fakegemini.Text("All done."))
 	var taskID, contextID, callID string
 	for u, err := range line.Send(ctx, agent.TextMessage("", "", "wait for go")) {
 		if err != nil {
@@ -409,7 +410,7 @@ func TestAgentCredentials(t *testing.T) {
 	b := startBridge(t, []string{elsewhere}, "--agent", srv.URL)
 	b.fails(t, "gemini_consult", map[string]any{"question": "there?"}, "wants credentials; give them with --agent-header-file FILE or --agent-token-env VAR")
 
-	sb.fake.Reply(fakegemini.Text("Token taken."))
+	sb.Fake.Reply(fakegemini.Text("Token taken."))
 	b = startBridge(t, []string{elsewhere, "MY_A2A_TOKEN=" + token}, "--agent", srv.URL, "--agent-token-env", "MY_A2A_TOKEN")
 	if out := b.ok(t, "gemini_consult", map[string]any{"question": "there?"}); out["response"] != "Token taken." {
 		t.Fatalf("consult with --agent-token-env = %v", out)
@@ -422,7 +423,7 @@ func TestAgentCredentials(t *testing.T) {
 	if err := os.WriteFile(file, []byte("# the agent's token\nAuthorization: Bearer "+token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sb.fake.Reply(fakegemini.Text("File taken."))
+	sb.Fake.Reply(fakegemini.Text("File taken."))
 	b = startBridge(t, []string{elsewhere}, "--agent", srv.URL, "--agent-header-file", file)
 	if out := b.ok(t, "gemini_consult", map[string]any{"question": "there?"}); out["response"] != "File taken." {
 		t.Fatalf("consult with --agent-header-file = %v", out)

@@ -22,7 +22,7 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 	srv := sb.startAgent(b)
 	br := startBridge(b, nil, "--no-start")
 	br.ok(b, "load_agent", map[string]any{"url": srv.URL, "name": "g"})
-	sb.fake.Reply(fakegemini.Text("hello"))
+	sb.Fake.Reply(fakegemini.Text("hello"))
 	taskID := br.ok(b, "send_message", map[string]any{"agent": "g", "text": "hi"})["taskId"].(string)
 
 	ctx := context.Background()

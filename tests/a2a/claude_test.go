@@ -2,9 +2,7 @@ package a2a_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -46,22 +44,9 @@ func supervise(task, decision string) func(results []string) testkit.ClaudeStep 
 // README's section heading that contains want.
 func readmeBlock(t *testing.T, heading, lang, want string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(here(), "..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	i := strings.Index(text, "\n"+heading+"\n")
-	if i < 0 {
-		t.Fatalf("README.md has no section %q", heading)
-	}
-	text = text[i+len(heading)+2:]
-	if j := strings.Index(text, "\n## "); j >= 0 {
-		text = text[:j]
-	}
-	for _, m := range regexp.MustCompile("(?s)```"+lang+"\n(.*?)```").FindAllStringSubmatch(text, -1) {
-		if strings.Contains(m[1], want) {
-			return m[1]
+	for _, b := range testkit.ReadmeBlocks(t, heading, lang) {
+		if strings.Contains(b, want) {
+			return b
 		}
 	}
 	t.Fatalf("README.md's %q has no ```%s block with %q: update this test with the README", heading, lang, want)
@@ -76,47 +61,26 @@ func readmeBlock(t *testing.T, heading, lang, want string) string {
 // disk; denied, the file is untouched.
 func TestClaudeCodeAsClient(t *testing.T) {
 	t.Parallel()
-	claude := filepath.Join(here(), "claude", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(claude); err != nil {
-		msg := "needs Claude Code: run (cd tests/a2a/claude && npm ci)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	claude := testkit.NewClaudeCode(t)
 	sb := newSandbox(t)
 	// Claude Code and the server it starts through the bridge share the
 	// user's HOME (the server reads its settings there).
-	env := append(os.Environ(), sb.env()...)
+	claude.Dir, claude.Env = sb.Workspace, append(os.Environ(), sb.Env()...)
 
 	// The README's line, run in the project as the user runs it.
-	add := strings.TrimSpace(readmeBlock(t, "## A2A bridge", "sh", "claude mcp add"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", strings.Replace(add, "claude ", `"$CLAUDE" `, 1))
-	cmd.Dir, cmd.Env = sb.ws, append(env, "CLAUDE="+claude)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", add, err, out)
-	}
+	claude.Configure(ctx, t, strings.TrimSpace(readmeBlock(t, "## A2A bridge", "sh", "claude mcp add")))
 
 	run := func(t *testing.T, fc *testkit.FakeClaude, prompt string) string {
 		t.Helper()
-		api := httptest.NewServer(fc)
-		defer api.Close()
-		cmd := exec.CommandContext(ctx, claude, "-p", prompt, "--output-format", "json", "--allowedTools",
-			"mcp__gemini__gemini_task_start,mcp__gemini__gemini_respond,mcp__gemini__gemini_status")
-		cmd.Dir, cmd.Env = sb.ws, append(env, testkit.ClaudeEnv(api.URL)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude -p: %v\n%s", err, out)
-		}
-		return string(out)
+		return claude.Print(ctx, t, fc, prompt, "mcp__gemini__gemini_task_start,mcp__gemini__gemini_respond,mcp__gemini__gemini_status")
 	}
 
 	t.Run("EditApproved", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "hello.txt")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
-		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
+		path := filepath.Join(sb.Workspace, "hello.txt")
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
+		sb.Fake.Reply(fakegemini.Text("I wrote hello.txt."))
 		fc := &testkit.FakeClaude{Next: supervise("create hello.txt", "approved")}
 		out := run(t, fc, "have gemini create hello.txt")
 		results := strings.Join(fc.Results(), "\n")
@@ -128,21 +92,21 @@ func TestClaudeCodeAsClient(t *testing.T) {
 				t.Fatalf("the tool results Claude's model got lack %q:\n%s", want, results)
 			}
 		}
-		if got, _ := readFile(t, path); got != "hello from gemini\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "hello from gemini\n" {
 			t.Fatalf("hello.txt = %q after Claude approved the edit", got)
 		}
 	})
 
 	t.Run("EditDenied", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "keep.txt")
+		path := filepath.Join(sb.Workspace, "keep.txt")
 		writeFile(t, path, "original\n")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
 		fc := &testkit.FakeClaude{Next: supervise("rewrite keep.txt", "denied")}
 		out := run(t, fc, "have gemini rewrite keep.txt")
 		if !strings.Contains(out, "Claude: the task is complete.") {
 			t.Fatalf("claude output:\n%s", out)
 		}
-		if got, _ := readFile(t, path); got != "original\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "original\n" {
 			t.Fatalf("keep.txt = %q after Claude denied the edit; want it untouched", got)
 		}
 	})

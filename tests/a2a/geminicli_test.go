@@ -32,26 +32,26 @@ func TestGeminiCLIAsClient(t *testing.T) {
 	// The README's block as the project's .gemini/settings.json; the
 	// user's own settings (auth) in HOME, where the A2A server reads them
 	// too.
-	if err := os.MkdirAll(filepath.Join(sb.ws, ".gemini"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(sb.Workspace, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sb.ws, ".gemini", "settings.json"), []byte(geminiBlock(t)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(sb.Workspace, ".gemini", "settings.json"), []byte(geminiBlock(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
 	// One model for both (the CLI's environment, and so its fake API, is
 	// the server's): the turns come in order.
-	sb.fake.Reply(fakegemini.Call("mcp_gemini_gemini_consult", map[string]any{"question": "How should I guard a shared map?"}))
-	sb.fake.Reply(fakegemini.Text("Guard the map with a sync.Mutex."))
-	sb.fake.Reply(fakegemini.Call("mcp_gemini_gemini_task_start", map[string]any{"task": "list the files", "async": false}))
-	sb.fake.Reply(fakegemini.Text("Listed the files: go.mod, main.go."))
-	sb.fake.Reply(fakegemini.Text("All done: Gemini answered."))
+	sb.Fake.Reply(fakegemini.Call("mcp_gemini_gemini_consult", map[string]any{"question": "How should I guard a shared map?"}))
+	sb.Fake.Reply(fakegemini.Text("Guard the map with a sync.Mutex."))
+	sb.Fake.Reply(fakegemini.Call("mcp_gemini_gemini_task_start", map[string]any{"task": "list the files", "async": false}))
+	sb.Fake.Reply(fakegemini.Text("Listed the files: go.mod, main.go."))
+	sb.Fake.Reply(fakegemini.Text("All done: Gemini answered."))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", cli, "-p", "ask gemini", "--approval-mode", "yolo")
-	cmd.Dir = sb.ws
-	cmd.Env = append(os.Environ(), append(sb.env(), "TMPDIR="+t.TempDir())...)
+	cmd.Dir = sb.Workspace
+	cmd.Env = append(os.Environ(), append(sb.Env(), "TMPDIR="+t.TempDir())...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gemini -p: %v\n%s", err, out)
@@ -60,7 +60,7 @@ func TestGeminiCLIAsClient(t *testing.T) {
 		t.Fatalf("CLI output:\n%s", out)
 	}
 	var responses []string
-	for _, r := range sb.fake.Requests() {
+	for _, r := range sb.Fake.Requests() {
 		for _, fr := range r.FunctionResponses() {
 			b, _ := json.Marshal(fr.Response)
 			responses = append(responses, fr.Name+" "+string(b))

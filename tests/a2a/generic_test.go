@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 // TestGenericTools drives the five generic A2A tools against the real
@@ -36,9 +37,9 @@ func TestGenericTools(t *testing.T) {
 		t.Fatalf("list_agents = %v", list)
 	}
 
-	path := filepath.Join(sb.ws, "generic.txt")
-	sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "via send_message\n"}))
-	sb.fake.Reply(fakegemini.Text("Written."))
+	path := filepath.Join(sb.Workspace, "generic.txt")
+	sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "via send_message\n"}))
+	sb.Fake.Reply(fakegemini.Text("Written."))
 	out := b.ok(t, "send_message", map[string]any{"agent": "coder", "text": "write generic.txt"})
 	pending, _ := out["pending"].([]any)
 	if out["state"] != "input-required" || len(pending) != 1 {
@@ -60,7 +61,7 @@ func TestGenericTools(t *testing.T) {
 	if !strings.Contains(out["text"].(string), "Written.") || len(out["pending"].([]any)) != 0 {
 		t.Fatalf("send_message(confirm) = %v", out)
 	}
-	if c, _ := readFile(t, path); c != "via send_message\n" {
+	if c, _ := testkit.ReadFile(t, path); c != "via send_message\n" {
 		t.Fatalf("file = %q", c)
 	}
 
@@ -86,9 +87,9 @@ func TestTwoSessionsAndLargeEdit(t *testing.T) {
 	b := startBridge(t, nil, "--agent", srv.URL)
 
 	big := strings.Repeat("all work and no play makes jack a dull boy\n", 5000) // ~220 KB
-	paths := map[string]string{filepath.Join(sb.ws, "one.txt"): big, filepath.Join(sb.ws, "two.txt"): "two\n"}
+	paths := map[string]string{filepath.Join(sb.Workspace, "one.txt"): big, filepath.Join(sb.Workspace, "two.txt"): "two\n"}
 	for p, c := range paths {
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": p, "content": c}))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": p, "content": c}))
 	}
 	s1 := b.ok(t, "gemini_task_start", map[string]any{"task": "first"})["session_id"].(string)
 	s2 := b.ok(t, "gemini_task_start", map[string]any{"task": "second"})["session_id"].(string)
@@ -112,15 +113,15 @@ func TestTwoSessionsAndLargeEdit(t *testing.T) {
 		b.waitStatus(t, sid, "complete")
 	}
 	for p, c := range paths {
-		if got, _ := readFile(t, p); got != c {
+		if got, _ := testkit.ReadFile(t, p); got != c {
 			t.Fatalf("%s has %d bytes; want %d", p, len(got), len(c))
 		}
 	}
 	// Both first edits went through the one shadow repository made before
 	// the server started; the server never had to create it (which is where
 	// two tasks race and one fails).
-	sum := sha256.Sum256([]byte(sb.ws))
-	repo := filepath.Join(sb.home, ".gemini", "history", hex.EncodeToString(sum[:]))
+	sum := sha256.Sum256([]byte(sb.Workspace))
+	repo := filepath.Join(sb.Home, ".gemini", "history", hex.EncodeToString(sum[:]))
 	out, err := exec.Command("git", "--git-dir", filepath.Join(repo, ".git"), "log", "--format=%s", "main").CombinedOutput()
 	if err != nil {
 		t.Fatalf("the agent's history repository: %v: %s", err, out)
@@ -148,8 +149,8 @@ func TestAgentFailures(t *testing.T) {
 	b.fails(t, "load_agent", map[string]any{"url": dead}, "unreachable")
 	b.fails(t, "load_agent", map[string]any{"url": "not a url"}, "http(s) URL")
 
-	path := filepath.Join(sb.ws, "dies.txt")
-	sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+	path := filepath.Join(sb.Workspace, "dies.txt")
+	sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
 	sid := b.ok(t, "gemini_task_start", map[string]any{"task": "edit"})["session_id"].(string)
 	b.waitStatus(t, sid, "waiting")
 	if err := syscall.Kill(srv.PID(), syscall.SIGKILL); err != nil {

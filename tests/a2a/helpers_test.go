@@ -22,7 +22,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
-	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
@@ -33,26 +32,7 @@ func here() string {
 	return filepath.Dir(f)
 }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "a2a-bridge-test-")
-	if err != nil {
-		panic(err)
-	}
-	bridgeBin = filepath.Join(dir, "gemini-a2a-mcp")
-	args := []string{"build", "-o", bridgeBin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "../../cmd/gemini-a2a-mcp")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building gemini-a2a-mcp:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.RunWithCommand(m, "../../cmd/gemini-a2a-mcp", &bridgeBin) }
 
 // needServer skips (or, under CI, fails) when the A2A server, installed
 // as users install it, or node is missing; it returns the server's bin
@@ -65,44 +45,18 @@ func needServer(t testing.TB) string {
 // sandbox is a user's setup: a private HOME and workspace wired to a fake
 // Gemini API, and a PATH on which the A2A server (npm install -g) and the
 // bridge (go install) are found.
-type sandbox struct {
-	fake *fakegemini.Server
-	home string
-	ws   string
-	path string
-}
+type sandbox struct{ *testkit.AgentSandbox }
 
 func newSandbox(t testing.TB) *sandbox {
 	t.Helper()
-	bin := needServer(t)
-	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir(), path: testkit.PathWith(bin, filepath.Dir(bridgeBin))}
-	if err := os.MkdirAll(filepath.Join(sb.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`
-	if err := os.WriteFile(filepath.Join(sb.home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return sb
-}
-
-func (sb *sandbox) env() []string {
-	return []string{sb.path, "HOME=" + sb.home, "USERPROFILE=" + sb.home, "GEMINI_API_KEY=dummy",
-		"GOOGLE_GEMINI_BASE_URL=" + sb.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}
+	return &sandbox{testkit.NewAgentSandbox(t, filepath.Dir(bridgeBin))}
 }
 
 // startAgent starts Gemini CLI's A2A server for the sandbox's workspace,
 // as the bridge does by default: found on PATH.
 func (sb *sandbox) startAgent(t testing.TB) *launch.Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env(), Log: &tlog{t: t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
+	return sb.StartAgent(t, sb.Env(), 90*time.Second, &tlog{t: t})
 }
 
 // tlog writes the server's output to the test log while the test runs.
@@ -251,18 +205,6 @@ func (b *bridge) waitStatus(t testing.TB, sid string, want ...string) (map[strin
 			t.Fatalf("session %s still %v after 2m; want %v; progress %q", sid, st["status"], want, progress)
 		}
 	}
-}
-
-func readFile(t testing.TB, path string) (string, bool) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b), true
 }
 
 func osWriteFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

@@ -34,16 +34,16 @@ func TestBridgeStartsServer(t *testing.T) {
 	sb := newSandbox(t)
 	var env []string
 	var key string
-	for _, kv := range sb.env() {
+	for _, kv := range sb.Env() {
 		if strings.HasPrefix(kv, "GEMINI_API_KEY=") {
 			key = kv
 			continue
 		}
 		env = append(env, kv)
 	}
-	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.ws, "--server-env", key)
+	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.Workspace, "--server-env", key)
 
-	sb.fake.Reply(fakegemini.Text("Ready."))
+	sb.Fake.Reply(fakegemini.Text("Ready."))
 	out := b.ok(t, "gemini_consult", map[string]any{"question": "ready?"})
 	if out["response"] != "Ready." {
 		t.Fatalf("consult = %v", out)
@@ -86,10 +86,10 @@ func TestBridgeStartsServer(t *testing.T) {
 func TestServerEndsWithAKilledBridge(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	b := startBridge(t, sb.env(), "--dir", sb.ws)
+	b := startBridge(t, sb.Env(), "--dir", sb.Workspace)
 	const marker = "sleep 300.743"
 	t.Cleanup(func() { testkit.KillWith(marker) })
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker, "description": "long"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker, "description": "long"}))
 	sid := b.start(t, "run the long command")
 	b.waitStatus(t, sid, "waiting")
 	b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
@@ -115,12 +115,12 @@ func TestBridgeSaysWhyTheServerExited(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
 	var env []string
-	for _, kv := range sb.env() {
+	for _, kv := range sb.Env() {
 		if !strings.HasPrefix(kv, "GEMINI_API_KEY=") {
 			env = append(env, kv)
 		}
 	}
-	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.ws)
+	b := startBridge(t, append(env, "GEMINI_API_KEY="), "--dir", sb.Workspace)
 	_, msg := b.call(t, "gemini_consult", map[string]any{"question": "ready?"})
 	for _, want := range []string{"exited before it listened (exit status 1)", "a2a-server.mjs", "GEMINI_API_KEY", "--server-command"} {
 		if !strings.Contains(msg, want) {
@@ -138,7 +138,7 @@ func TestBridgeAnswersBeforeItsInputCloses(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
 	cmd := exec.Command(bridgeBin, "--no-start")
-	cmd.Env = append(os.Environ(), sb.env()...)
+	cmd.Env = append(os.Environ(), sb.Env()...)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -191,13 +191,13 @@ func TestServerFromLocalNodeModules(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(local, ".bin", "gemini-cli-a2a-server")); err != nil {
 		t.Fatalf("needs the server in tests/a2a/node_modules (npm ci there): %v", err)
 	}
-	if err := os.Symlink(local, filepath.Join(sb.ws, "node_modules")); err != nil {
+	if err := os.Symlink(local, filepath.Join(sb.Workspace, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	env := append(sb.env(), "PATH="+pathWithout("gemini-cli-a2a-server"))
+	env := append(sb.Env(), "PATH="+pathWithout("gemini-cli-a2a-server"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Dir: filepath.Join(sb.ws), Env: env, Log: &tlog{t: t}})
+	srv, err := launch.Start(ctx, launch.Options{Dir: filepath.Join(sb.Workspace), Env: env, Log: &tlog{t: t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +243,8 @@ func TestCancelOnAServerStartedByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := exec.Command("node", script)
-	server.Dir = sb.ws
-	server.Env = append(os.Environ(), append(sb.env(), fmt.Sprintf("CODER_AGENT_PORT=%d", port), "CODER_AGENT_WORKSPACE_PATH="+sb.ws)...)
+	server.Dir = sb.Workspace
+	server.Env = append(os.Environ(), append(sb.Env(), fmt.Sprintf("CODER_AGENT_PORT=%d", port), "CODER_AGENT_WORKSPACE_PATH="+sb.Workspace)...)
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,9 +259,9 @@ func TestCancelOnAServerStartedByHand(t *testing.T) {
 	}) {
 		t.Fatal("the server started by hand never listened")
 	}
-	b := startBridge(t, sb.env(), "--agent", url)
+	b := startBridge(t, sb.Env(), "--agent", url)
 	command := "sleep 30.731 && echo late > late.txt"
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
 	sid := b.start(t, "run the slow command")
 	b.waitStatus(t, sid, "waiting")
 	// Longer than the server leaves an idle connection open.
@@ -274,7 +274,7 @@ func TestCancelOnAServerStartedByHand(t *testing.T) {
 		t.Fatalf("cancel = %v; want it to say the command was stopped", out)
 	}
 	testkit.WaitNoProcess(t, "sleep 30.731")
-	if _, exists := readFile(t, filepath.Join(sb.ws, "late.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "late.txt")); exists {
 		t.Fatal("the cancelled command ran to its end")
 	}
 }

@@ -15,8 +15,8 @@ import (
 // startAgent.
 func (sb *sandbox) withNotesServer(t *testing.T) string {
 	t.Helper()
-	notes := filepath.Join(sb.ws, "notes.txt")
-	testkit.NotesMCPServer(t, sb.home, notes)
+	notes := filepath.Join(sb.Workspace, "notes.txt")
+	testkit.NotesMCPServer(t, sb.Home, notes)
 	return notes
 }
 
@@ -48,24 +48,24 @@ func TestSuperviseMCPTool(t *testing.T) {
 	}
 	notesText := func(t *testing.T) string {
 		t.Helper()
-		got, _ := readFile(t, notes)
+		got, _ := testkit.ReadFile(t, notes)
 		return got
 	}
 
 	t.Run("Denied", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "no"}))
+		sb.Fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "no"}))
 		sid := b.start(t, "note no")
 		decision(t, sid, "no")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
-		if _, exists := readFile(t, notes); exists {
+		if _, exists := testkit.ReadFile(t, notes); exists {
 			t.Fatalf("the denied MCP tool ran: %q", notesText(t))
 		}
 	})
 
 	t.Run("Approved", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "yes"}))
-		sb.fake.Reply(fakegemini.Text("Noted."))
+		sb.Fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "yes"}))
+		sb.Fake.Reply(fakegemini.Text("Noted."))
 		sid := b.start(t, "note yes")
 		decision(t, sid, "yes")
 		if notesText(t) != "" {
@@ -84,7 +84,7 @@ func TestSuperviseMCPTool(t *testing.T) {
 	t.Run("WebFetchDenied", func(t *testing.T) {
 		page := testkit.NewWebPage(t, "page")
 		url := page.URL + "/p"
-		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
+		sb.Fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + url}))
 		sid := b.start(t, "read the page")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
@@ -105,8 +105,8 @@ func TestSuperviseMCPTool(t *testing.T) {
 	// longer see the task's file edits as decisions.
 	t.Run("WebFetchAlwaysKeepsEditDecisions", func(t *testing.T) {
 		page := testkit.NewWebPage(t, "page")
-		sb.fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
-		sb.fake.Reply(fakegemini.Text("Fetched."))
+		sb.Fake.Reply(fakegemini.Call("web_fetch", map[string]any{"prompt": "summarize " + page.URL + "/q"}))
+		sb.Fake.Reply(fakegemini.Text("Fetched."))
 		sid := b.start(t, "read the page")
 		b.waitStatus(t, sid, "waiting")
 		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
@@ -117,8 +117,8 @@ func TestSuperviseMCPTool(t *testing.T) {
 		if page.Hits() == 0 {
 			t.Fatal("the approved fetch never reached the page")
 		}
-		path := filepath.Join(sb.ws, "after-fetch.txt")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+		path := filepath.Join(sb.Workspace, "after-fetch.txt")
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "now write the file"})
 		st, _ := b.waitStatus(t, sid, "waiting")
 		if d, _ := st["decision"].(map[string]any); d["type"] != "file_edit" || d["path"] != path {
@@ -126,21 +126,21 @@ func TestSuperviseMCPTool(t *testing.T) {
 		}
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
-		if _, exists := readFile(t, path); exists {
+		if _, exists := testkit.ReadFile(t, path); exists {
 			t.Fatal("the denied edit was written")
 		}
 	})
 
 	// Last: the server remembers "always" for the whole process.
 	t.Run("ApprovedAlways", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "always"}))
-		sb.fake.Reply(fakegemini.Text("Noted always."))
+		sb.Fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "always"}))
+		sb.Fake.Reply(fakegemini.Text("Noted always."))
 		sid := b.start(t, "note always")
 		decision(t, sid, "always")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved_always"})
 		b.waitStatus(t, sid, "complete")
-		sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "unasked"}))
-		sb.fake.Reply(fakegemini.Text("Noted unasked."))
+		sb.Fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "unasked"}))
+		sb.Fake.Reply(fakegemini.Text("Noted unasked."))
 		sid = b.start(t, "note unasked")
 		st, progress := b.waitStatus(t, sid, "complete")
 		for _, p := range progress {

@@ -24,16 +24,16 @@ func TestSupervise(t *testing.T) {
 	b := startBridge(t, nil, "--agent", srv.URL, "--timeout", "90s")
 
 	t.Run("EditApproved", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "hello.txt")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
-		sb.fake.Reply(fakegemini.Text("I wrote hello.txt."))
+		path := filepath.Join(sb.Workspace, "hello.txt")
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "hello from gemini\n"}))
+		sb.Fake.Reply(fakegemini.Text("I wrote hello.txt."))
 		sid := b.start(t, "create hello.txt")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
 		if d["type"] != "file_edit" || d["path"] != path || !strings.Contains(d["diff"].(string), "+hello from gemini") {
 			t.Fatalf("decision = %v; want a file_edit of %s with its diff", d, path)
 		}
-		if _, exists := readFile(t, path); exists {
+		if _, exists := testkit.ReadFile(t, path); exists {
 			t.Fatal("file written before approval")
 		}
 		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
@@ -41,7 +41,7 @@ func TestSupervise(t *testing.T) {
 			t.Fatalf("respond = %v", ack)
 		}
 		st, progress := b.waitStatus(t, sid, "complete")
-		if got, _ := readFile(t, path); got != "hello from gemini\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "hello from gemini\n" {
 			t.Fatalf("file after approval = %q", got)
 		}
 		if !strings.Contains(st["result"].(string), "I wrote hello.txt.") {
@@ -50,23 +50,23 @@ func TestSupervise(t *testing.T) {
 	})
 
 	t.Run("EditDenied", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "keep.txt")
+		path := filepath.Join(sb.Workspace, "keep.txt")
 		writeFile(t, path, "original\n")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "clobbered\n"}))
 		sid := b.start(t, "rewrite keep.txt")
 		b.waitStatus(t, sid, "waiting")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "denied"})
 		b.waitStatus(t, sid, "complete")
-		if got, _ := readFile(t, path); got != "original\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "original\n" {
 			t.Fatalf("file after denial = %q; want it untouched", got)
 		}
 	})
 
 	t.Run("EditModified", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "mod.txt")
+		path := filepath.Join(sb.Workspace, "mod.txt")
 		writeFile(t, path, "v1\n")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "agent's version\n"}))
-		sb.fake.Reply(fakegemini.Text("Noted your version."))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "agent's version\n"}))
+		sb.Fake.Reply(fakegemini.Text("Noted your version."))
 		sid := b.start(t, "update mod.txt")
 		b.waitStatus(t, sid, "waiting")
 		ack := b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "modify: user's version\n"})
@@ -77,14 +77,14 @@ func TestSupervise(t *testing.T) {
 		if st["result"] != "Noted your version." {
 			t.Fatalf("result = %v; want the agent's reply to the note", st["result"])
 		}
-		if got, _ := readFile(t, path); got != "user's version\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "user's version\n" {
 			t.Fatalf("file after modify = %q; want the user's version", got)
 		}
 	})
 
 	t.Run("ShellCommand", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell-out.txt", "description": "write a file"}))
-		sb.fake.Reply(fakegemini.Text("Command done."))
+		sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "echo ran > shell-out.txt", "description": "write a file"}))
+		sb.Fake.Reply(fakegemini.Text("Command done."))
 		sid := b.start(t, "run the command")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
@@ -93,14 +93,14 @@ func TestSupervise(t *testing.T) {
 		}
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": map[string]any{"answer": "approved"}})
 		b.waitStatus(t, sid, "complete")
-		if got, _ := readFile(t, filepath.Join(sb.ws, "shell-out.txt")); strings.TrimSpace(got) != "ran" {
+		if got, _ := testkit.ReadFile(t, filepath.Join(sb.Workspace, "shell-out.txt")); strings.TrimSpace(got) != "ran" {
 			t.Fatalf("shell output file = %q", got)
 		}
 	})
 
 	t.Run("Cancel", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "never.txt")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
+		path := filepath.Join(sb.Workspace, "never.txt")
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "x\n"}))
 		sid := b.start(t, "write never.txt")
 		b.waitStatus(t, sid, "waiting")
 		out := b.ok(t, "gemini_cancel", map[string]any{"session_id": sid})
@@ -112,17 +112,17 @@ func TestSupervise(t *testing.T) {
 			t.Fatalf("status after cancel = %v", st)
 		}
 		b.fails(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"}, "cancelled")
-		if _, exists := readFile(t, path); exists {
+		if _, exists := testkit.ReadFile(t, path); exists {
 			t.Fatal("cancelled edit reached the disk")
 		}
 	})
 
 	t.Run("CancelStopsRunningCommand", func(t *testing.T) {
-		late := filepath.Join(sb.ws, "late.txt")
+		late := filepath.Join(sb.Workspace, "late.txt")
 		// A command that would leave a file after a delay far longer than
 		// the test: once no process of it is left, the file can never come.
 		command := "sleep 30.217 && echo late > late.txt"
-		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
+		sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": command, "description": "slow"}))
 		sid := b.start(t, "run the slow command")
 		b.waitStatus(t, sid, "waiting")
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
@@ -132,16 +132,16 @@ func TestSupervise(t *testing.T) {
 			t.Fatalf("cancel = %v; want cancelled, saying it stopped the command", out)
 		}
 		testkit.WaitNoProcess(t, "sleep 30.217")
-		if _, exists := readFile(t, late); exists {
+		if _, exists := testkit.ReadFile(t, late); exists {
 			t.Fatal("the cancelled command ran to its end")
 		}
 	})
 
 	t.Run("EditKeepsFinalNewline", func(t *testing.T) {
-		path := filepath.Join(sb.ws, "list.txt")
+		path := filepath.Join(sb.Workspace, "list.txt")
 		writeFile(t, path, "one\ntwo\n")
-		sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "one\ntwo\nthree\n"}))
-		sb.fake.Reply(fakegemini.Text("Added three."))
+		sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": path, "content": "one\ntwo\nthree\n"}))
+		sb.Fake.Reply(fakegemini.Text("Added three."))
 		sid := b.start(t, "add three")
 		st, _ := b.waitStatus(t, sid, "waiting")
 		d, _ := st["decision"].(map[string]any)
@@ -151,13 +151,13 @@ func TestSupervise(t *testing.T) {
 		}
 		b.ok(t, "gemini_respond", map[string]any{"session_id": sid, "decision": "approved"})
 		b.waitStatus(t, sid, "complete")
-		if got, _ := readFile(t, path); got != "one\ntwo\nthree\n" {
+		if got, _ := testkit.ReadFile(t, path); got != "one\ntwo\nthree\n" {
 			t.Fatalf("file after approval = %q; want the final newline kept", got)
 		}
 	})
 
 	t.Run("Consult", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Text("Use a sync.Mutex around the map."))
+		sb.Fake.Reply(fakegemini.Text("Use a sync.Mutex around the map."))
 		out := b.ok(t, "gemini_consult", map[string]any{"question": "How do I guard a map?", "model": "flash"})
 		if out["response"] != "Use a sync.Mutex around the map." {
 			t.Fatalf("consult = %v", out)
@@ -168,7 +168,7 @@ func TestSupervise(t *testing.T) {
 	})
 
 	t.Run("SyncStartWithProgress", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Text("Sync answer."))
+		sb.Fake.Reply(fakegemini.Text("Sync answer."))
 		params := &mcp.CallToolParams{Name: "gemini_task_start", Arguments: map[string]any{"task": "say it", "async": false}}
 		params.SetProgressToken("tok-1")
 		res, err := b.cs.CallTool(context.Background(), params)

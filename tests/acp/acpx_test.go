@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -19,11 +18,11 @@ import (
 func acpx(t *testing.T, sb *sandbox, flags string, args ...string) (string, error) {
 	t.Helper()
 	node, dir := node22(t)
-	agentCmd := strings.TrimSpace("gemini-a2a-acp --log-file " + filepath.Join(sb.home, "acp.log") + " " + flags)
+	agentCmd := strings.TrimSpace("gemini-a2a-acp --log-file " + filepath.Join(sb.Home, "acp.log") + " " + flags)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(dir, "node_modules", "acpx", "dist", "cli.js"), "--agent", agentCmd, "--cwd", sb.ws}, args...)...)
-	cmd.Dir = sb.ws
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(dir, "node_modules", "acpx", "dist", "cli.js"), "--agent", agentCmd, "--cwd", sb.Workspace}, args...)...)
+	cmd.Dir = sb.Workspace
 	cmd.Env = append(os.Environ(), sb.env()...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -41,17 +40,17 @@ func TestAcpx(t *testing.T) {
 	sb := newSandbox(t)
 
 	t.Run("ExecEditApproved", func(t *testing.T) {
-		file := filepath.Join(sb.ws, "hello.txt")
+		file := filepath.Join(sb.Workspace, "hello.txt")
 		if err := osWrite(file, "hello\n"); err != nil {
 			t.Fatal(err)
 		}
-		sb.fake.Reply(fakegemini.Text("Writing."), fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "hello from acpx"}))
-		sb.fake.Reply(fakegemini.Text("Wrote it."))
+		sb.Fake.Reply(fakegemini.Text("Writing."), fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "hello from acpx"}))
+		sb.Fake.Reply(fakegemini.Text("Wrote it."))
 		out, err := acpx(t, sb, "", "--format", "json", "--approve-all", "exec", "write hello")
 		if err != nil {
 			t.Fatalf("acpx exec: %v\n%s", err, out)
 		}
-		if got, _ := readFile(t, file); got != "hello from acpx\n" {
+		if got, _ := testkit.ReadFile(t, file); got != "hello from acpx\n" {
 			t.Fatalf("file %q after acpx approved the edit\n%s", got, out)
 		}
 		for _, want := range []string{`"method":"session/request_permission"`, `"kind":"edit"`, `"type":"diff"`, `"oldText":"hello\n"`,
@@ -63,9 +62,9 @@ func TestAcpx(t *testing.T) {
 	})
 
 	t.Run("ExecShellDenied", func(t *testing.T) {
-		sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch acpx-denied.txt"}))
+		sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch acpx-denied.txt"}))
 		out, err := acpx(t, sb, "", "--format", "json", "--deny-all", "exec", "touch it")
-		if _, exists := readFile(t, filepath.Join(sb.ws, "acpx-denied.txt")); exists {
+		if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "acpx-denied.txt")); exists {
 			t.Fatalf("the denied command ran\n%s", out)
 		}
 		if !strings.Contains(out, `"kind":"execute"`) || !strings.Contains(out, `"optionId":"cancel"`) || !strings.Contains(out, `"status":"failed"`) {
@@ -74,16 +73,10 @@ func TestAcpx(t *testing.T) {
 	})
 
 	t.Run("SessionLoadedAgain", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Stop()
+		srv := sb.startAgent(t)
 		flags := "--agent " + srv.URL
-		sb.fake.Reply(fakegemini.Text("First answer."))
-		sb.fake.Reply(fakegemini.Text("Second answer."))
+		sb.Fake.Reply(fakegemini.Text("First answer."))
+		sb.Fake.Reply(fakegemini.Text("Second answer."))
 		if out, err := acpx(t, sb, flags, "--ttl", "1", "sessions", "new"); err != nil {
 			t.Fatalf("acpx sessions new: %v\n%s", err, out)
 		}
@@ -92,7 +85,7 @@ func TestAcpx(t *testing.T) {
 		}
 		// acpx's session owner (and with it gemini-a2a-acp) exits after
 		// its one-second idle time.
-		testkit.WaitNoProcess(t, filepath.Join(sb.home, "acp.log"))
+		testkit.WaitNoProcess(t, filepath.Join(sb.Home, "acp.log"))
 		out, err := acpx(t, sb, flags, "--ttl", "1", "--format", "json", "prompt", "second question")
 		if err != nil || !strings.Contains(out, `"method":"session/load"`) || !strings.Contains(out, "Second answer.") {
 			t.Fatalf("acpx prompt after its agent exited: %v; want session/load and the answer\n%s", err, out)
@@ -100,7 +93,7 @@ func TestAcpx(t *testing.T) {
 		if strings.Contains(out, `"method":"session/new"`) {
 			t.Fatalf("acpx had to start a new session:\n%s", out)
 		}
-		reqs := sb.fake.Requests()
+		reqs := sb.Fake.Requests()
 		if last := reqs[len(reqs)-1].Text(); !strings.Contains(last, "first question") {
 			t.Fatalf("the conversation was lost across the restart: %q", last)
 		}

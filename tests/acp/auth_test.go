@@ -1,13 +1,11 @@
 package acp_test
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 )
 
@@ -20,20 +18,14 @@ import (
 func TestAgentCredentials(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := sb.startAgent(t)
 	token := strings.TrimPrefix(srv.Header().Get("Authorization"), "Bearer ")
 	env := append(sb.env(), "TMPDIR="+t.TempDir())
-	log := filepath.Join(sb.home, "acp.log")
+	log := filepath.Join(sb.Home, "acp.log")
 
 	c := startClient(t, env, "gemini-a2a-acp", "--log-file", log, "--agent", srv.URL)
 	c.initialize(true)
-	ev := c.result(c.send(map[string]any{"op": "new", "cwd": sb.ws}), time.Minute)
+	ev := c.result(c.send(map[string]any{"op": "new", "cwd": sb.Workspace}), time.Minute)
 	if ev.Error == nil || !strings.Contains(ev.Error.Message, "wants credentials") || !strings.Contains(ev.Error.Message, "--agent-token-env") {
 		t.Fatalf("session/new on a protected agent without credentials: %+v; want an error naming the flags", ev)
 	}
@@ -41,8 +33,8 @@ func TestAgentCredentials(t *testing.T) {
 
 	c = startClient(t, append(env, "MY_A2A_TOKEN="+token), "gemini-a2a-acp", "--log-file", log, "--agent", srv.URL, "--agent-token-env", "MY_A2A_TOKEN")
 	c.initialize(true)
-	sid := c.newSession(sb.ws)
-	sb.fake.Reply(fakegemini.Text("Token taken."))
+	sid := c.newSession(sb.Workspace)
+	sb.Fake.Reply(fakegemini.Text("Token taken."))
 	if got := c.stopReason(c.prompt(sid, "there?")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}

@@ -31,7 +31,7 @@ type raw struct {
 
 func startRaw(t *testing.T, sb *sandbox, args ...string) *raw {
 	t.Helper()
-	cmd := exec.Command(adapterBin, append([]string{"--log-file", filepath.Join(sb.home, "acp.log")}, args...)...)
+	cmd := exec.Command(adapterBin, append([]string{"--log-file", filepath.Join(sb.Home, "acp.log")}, args...)...)
 	cmd.Env = append(os.Environ(), sb.env()...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -172,13 +172,13 @@ func TestBadInputAndDeadServer(t *testing.T) {
 		}
 		return s
 	}
-	a, b := sid(5, sb.ws), sid(6, other)
+	a, b := sid(5, sb.Workspace), sid(6, other)
 	prompt := func(id int, s, text string) {
 		r.request(id, "session/prompt", map[string]any{"sessionId": s, "prompt": []any{map[string]any{"type": "text", "text": text}}})
 	}
 
 	const marker = "40.2713"
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + marker}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + marker}))
 	prompt(7, a, "run it")
 	perm := r.wait("the permission request", 2*time.Minute, func(m map[string]any) bool { return m["method"] == "session/request_permission" })
 	b2, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": perm["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "proceed_once"}}})
@@ -187,8 +187,8 @@ func TestBadInputAndDeadServer(t *testing.T) {
 		t.Fatal("the approved command never started")
 	}
 	// The server dies by SIGKILL and cannot stop its command: the test does.
-	t.Cleanup(func() { killWith(marker) })
-	pid := serverPID(t, sb, sb.ws)
+	t.Cleanup(func() { testkit.KillWith(marker) })
+	pid := serverPID(t, sb, sb.Workspace)
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -200,12 +200,12 @@ func TestBadInputAndDeadServer(t *testing.T) {
 		t.Fatalf("a prompt whose server died: %d %q; want an error saying the server exited", code, msg)
 	}
 
-	sb.fake.Reply(fakegemini.Text("Other folder fine."))
+	sb.Fake.Reply(fakegemini.Text("Other folder fine."))
 	prompt(8, b, "still there?")
 	if code, msg := errCode(r.answer(8)); code != 0 {
 		t.Fatalf("the other session failed after the first's server died: %d %s", code, msg)
 	}
-	sb.fake.Reply(fakegemini.Text("Back again."))
+	sb.Fake.Reply(fakegemini.Text("Back again."))
 	prompt(9, a, "and you?")
 	if code, msg := errCode(r.answer(9)); code != 0 {
 		t.Fatalf("the session whose server died did not get a new one: %d %s", code, msg)
@@ -220,7 +220,7 @@ func TestBadInputAndDeadServer(t *testing.T) {
 // started for cwd.
 func serverPID(t *testing.T, sb *sandbox, cwd string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sb.home, "acp.log"))
+	b, err := os.ReadFile(filepath.Join(sb.Home, "acp.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

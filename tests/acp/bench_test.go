@@ -98,7 +98,7 @@ func BenchmarkACPOverhead(b *testing.B) {
 	const parts = 40
 	sb := newSandbox(b)
 	ctx := context.Background()
-	srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env()})
+	srv, err := launch.Start(ctx, launch.Options{Dir: sb.Workspace, Env: sb.env()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -132,11 +132,11 @@ func BenchmarkACPOverhead(b *testing.B) {
 		for i := 0; i < parts; i++ {
 			ps = append(ps, fakegemini.Text(fmt.Sprintf("tok-%d-%d ", turn, i)))
 		}
-		sb.fake.Reply(ps...)
+		sb.Fake.Reply(ps...)
 	}
 
 	// The adapter, attached to the proxy, on plain pipes.
-	logFile := filepath.Join(sb.home, "acp.log")
+	logFile := filepath.Join(sb.Home, "acp.log")
 	b.Cleanup(func() {
 		if b.Failed() {
 			data, _ := os.ReadFile(logFile)
@@ -221,7 +221,7 @@ func BenchmarkACPOverhead(b *testing.B) {
 				SessionID string `json:"sessionId"`
 			} `json:"result"`
 		}
-		_ = json.Unmarshal(call("session/new", map[string]any{"cwd": sb.ws, "mcpServers": []any{}}), &r)
+		_ = json.Unmarshal(call("session/new", map[string]any{"cwd": sb.Workspace, "mcpServers": []any{}}), &r)
 		if r.Result.SessionID == "" {
 			b.Fatal("session/new failed")
 		}

@@ -21,32 +21,13 @@ import (
 
 	"github.com/shirou/gopsutil/v4/process"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 var adapterBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "acp-test-")
-	if err != nil {
-		panic(err)
-	}
-	adapterBin = filepath.Join(dir, "gemini-a2a-acp")
-	args := []string{"build", "-o", adapterBin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "../../cmd/gemini-a2a-acp")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building gemini-a2a-acp:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.RunWithCommand(m, "../../cmd/gemini-a2a-acp", &adapterBin) }
 
 // need skips, or under CI fails.
 func need(t testing.TB, format string, args ...any) {
@@ -75,30 +56,25 @@ func node22(t testing.TB) (node, dir string) {
 // sandbox is a user's setup: a private HOME and workspace wired to a fake
 // Gemini API, with the A2A server (npm install -g) and gemini-a2a-acp on
 // PATH.
-type sandbox struct {
-	fake *fakegemini.Server
-	home string
-	ws   string
-	path string
-}
+type sandbox struct{ *testkit.AgentSandbox }
 
 func newSandbox(t testing.TB) *sandbox {
 	t.Helper()
-	bin := testkit.A2AServerBin(t)
-	sb := &sandbox{fake: fakegemini.Start(t), home: t.TempDir(), ws: t.TempDir(), path: testkit.PathWith(bin, filepath.Dir(adapterBin))}
-	if err := os.MkdirAll(filepath.Join(sb.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`
-	if err := os.WriteFile(filepath.Join(sb.home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return sb
+	return &sandbox{testkit.NewAgentSandbox(t, filepath.Dir(adapterBin))}
 }
 
+// env is the sandbox's environment with XDG_CONFIG_HOME in the private
+// HOME too: gemini-a2a-acp keeps its session records in the user's config
+// folder, and a test's must not land in the real one.
 func (sb *sandbox) env() []string {
-	return []string{sb.path, "HOME=" + sb.home, "USERPROFILE=" + sb.home, "XDG_CONFIG_HOME=" + filepath.Join(sb.home, ".config"),
-		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL=" + sb.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}
+	return sb.Env("XDG_CONFIG_HOME=" + filepath.Join(sb.Home, ".config"))
+}
+
+// startAgent starts Gemini CLI's A2A server for the sandbox's workspace,
+// as a user runs one to give with --agent.
+func (sb *sandbox) startAgent(t testing.TB) *launch.Server {
+	t.Helper()
+	return sb.StartAgent(t, sb.env(), 2*time.Minute, nil)
 }
 
 // event is one line the scripted client wrote.
@@ -416,18 +392,6 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func readFile(t testing.TB, path string) (string, bool) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b), true
-}
-
 func osWrite(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
 
 // processWith reports whether a process's command line contains marker.
@@ -439,14 +403,4 @@ func processWith(marker string) bool {
 		}
 	}
 	return false
-}
-
-// killWith kills every process whose command line contains marker.
-func killWith(marker string) {
-	procs, _ := process.Processes()
-	for _, p := range procs {
-		if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
-			_ = p.Kill()
-		}
-	}
 }

@@ -22,17 +22,17 @@ import (
 // permission:KIND[option kinds], end:STOPREASON; and the permission
 // requests' diffs.
 func script(t *testing.T, sb *sandbox, agentCmd ...string) (turns [][]string, diffs []string) {
-	file := filepath.Join(sb.ws, "notes.txt")
+	file := filepath.Join(sb.Workspace, "notes.txt")
 	if err := osWrite(file, "one\ntwo\n"); err != nil {
 		t.Fatal(err)
 	}
-	sb.fake.Reply(fakegemini.Thought("**Plan** add a line"), fakegemini.Text("I'll edit."), fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "one\ntwo\nthree\n"}))
-	sb.fake.Reply(fakegemini.Text("Edited."))
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch denied.txt"}))
-	sb.fake.Reply(fakegemini.Text("Denied, fine."))
+	sb.Fake.Reply(fakegemini.Thought("**Plan** add a line"), fakegemini.Text("I'll edit."), fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "one\ntwo\nthree\n"}))
+	sb.Fake.Reply(fakegemini.Text("Edited."))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch denied.txt"}))
+	sb.Fake.Reply(fakegemini.Text("Denied, fine."))
 	c := startClient(t, sb.env(), agentCmd...)
 	c.initialize(true)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 	for _, p := range []struct{ text, answer string }{{"add three", "kind:allow_once"}, {"run it", "kind:reject_once"}} {
 		c.ok(map[string]any{"op": "permission", "answer": p.answer}, nil)
 		from := len(c.events())
@@ -87,10 +87,10 @@ func script(t *testing.T, sb *sandbox, agentCmd ...string) (turns [][]string, di
 		}
 		turns = append(turns, seq)
 	}
-	if got, _ := readFile(t, file); got != "one\ntwo\nthree\n" {
+	if got, _ := testkit.ReadFile(t, file); got != "one\ntwo\nthree\n" {
 		t.Errorf("%s: file %q after the approved edit", agentCmd[0], got)
 	}
-	if _, exists := readFile(t, filepath.Join(sb.ws, "denied.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "denied.txt")); exists {
 		t.Errorf("%s: the rejected command ran", agentCmd[0])
 	}
 	return turns, diffs
@@ -168,7 +168,7 @@ func TestSameAsGeminiCLIsOwnACPAgent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		sb := newSandbox(t)
-		ours, oursDiffs = script(t, sb, "gemini-a2a-acp", "--log-file", filepath.Join(sb.home, "acp.log"))
+		ours, oursDiffs = script(t, sb, "gemini-a2a-acp", "--log-file", filepath.Join(sb.Home, "acp.log"))
 	}()
 	wg.Wait()
 	if t.Failed() {

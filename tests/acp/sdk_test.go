@@ -17,7 +17,7 @@ import (
 // environment (its log goes to acp.log in the sandbox's HOME).
 func startAdapter(t *testing.T, sb *sandbox, args ...string) *client {
 	t.Helper()
-	return startClient(t, sb.env(), append([]string{"gemini-a2a-acp", "--log-file", filepath.Join(sb.home, "acp.log")}, args...)...)
+	return startClient(t, sb.env(), append([]string{"gemini-a2a-acp", "--log-file", filepath.Join(sb.Home, "acp.log")}, args...)...)
 }
 
 func kinds(us []update) []string {
@@ -60,10 +60,10 @@ func toolUpdates(us []update, kind string) (first update, last update, ok bool) 
 func TestTextAndSlashCommand(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	sb.fake.Reply(fakegemini.Thought("**Greeting** deciding how to say hello"), fakegemini.Text("Hello "), fakegemini.Text("from "), fakegemini.Text("Gemini."))
+	sb.Fake.Reply(fakegemini.Thought("**Greeting** deciding how to say hello"), fakegemini.Text("Hello "), fakegemini.Text("from "), fakegemini.Text("Gemini."))
 	c := startAdapter(t, sb)
 	c.initialize(false)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 	cmds, _ := c.wait(0, time.Minute, "available_commands_update", func(e event) bool {
 		return e.Ev == "update" && e.Update.SessionUpdate == "available_commands_update"
 	})
@@ -94,7 +94,7 @@ func TestTextAndSlashCommand(t *testing.T) {
 		t.Fatalf("no thought chunk: %v", kinds(us))
 	}
 
-	n := len(sb.fake.Requests())
+	n := len(sb.Fake.Requests())
 	before := len(c.updates(sid))
 	if got := c.stopReason(c.prompt(sid, "/memory show")); got != "end_turn" {
 		t.Fatalf("/memory show: stop reason %q", got)
@@ -102,7 +102,7 @@ func TestTextAndSlashCommand(t *testing.T) {
 	if got := messageText(c.updates(sid)[before:]); !strings.Contains(got, "Memory is currently empty") {
 		t.Fatalf("/memory show answered %q, want the server's memory listing", got)
 	}
-	if got := len(sb.fake.Requests()); got != n {
+	if got := len(sb.Fake.Requests()); got != n {
 		t.Fatalf("/memory show went to the model (%d requests, was %d)", got, n)
 	}
 }
@@ -115,15 +115,15 @@ func TestTextAndSlashCommand(t *testing.T) {
 func TestEditApprovedThroughClientAndRejected(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	file := filepath.Join(sb.ws, "notes.txt")
+	file := filepath.Join(sb.Workspace, "notes.txt")
 	if err := osWrite(file, "one\ntwo\n"); err != nil {
 		t.Fatal(err)
 	}
-	sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "one\ntwo\nthree"}))
-	sb.fake.Reply(fakegemini.Text("Added three."))
+	sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "one\ntwo\nthree"}))
+	sb.Fake.Reply(fakegemini.Text("Added three."))
 	c := startAdapter(t, sb)
 	c.initialize(true)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
 	if got := c.stopReason(c.prompt(sid, "add three")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
@@ -150,7 +150,7 @@ func TestEditApprovedThroughClientAndRejected(t *testing.T) {
 	if write.Path != file || write.Content != "one\ntwo\nthree\n" {
 		t.Fatalf("fs/write_text_file %s %q; want %s with the approved text", write.Path, write.Content, file)
 	}
-	if got, _ := readFile(t, file); got != "one\ntwo\nthree\n" {
+	if got, _ := testkit.ReadFile(t, file); got != "one\ntwo\nthree\n" {
 		t.Fatalf("file %q after approval", got)
 	}
 	first, last, ok := toolUpdates(c.updates(sid), "edit")
@@ -165,13 +165,13 @@ func TestEditApprovedThroughClientAndRejected(t *testing.T) {
 	}
 
 	// Rejected: nothing is written, and the call ends failed.
-	sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "replaced\n"}))
+	sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "replaced\n"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:reject_once"}, nil)
 	before := len(c.updates(sid))
 	if got := c.stopReason(c.prompt(sid, "replace it")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}
-	if got, _ := readFile(t, file); got != "one\ntwo\nthree\n" {
+	if got, _ := testkit.ReadFile(t, file); got != "one\ntwo\nthree\n" {
 		t.Fatalf("a rejected edit changed the file: %q", got)
 	}
 	if _, last, ok := toolUpdates(c.updates(sid)[before:], "edit"); !ok || last.Status != "failed" {
@@ -186,19 +186,19 @@ func TestEditApprovedThroughClientAndRejected(t *testing.T) {
 func TestEditApprovedWithoutClientFS(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	file := filepath.Join(sb.ws, "main.go")
+	file := filepath.Join(sb.Workspace, "main.go")
 	if err := osWrite(file, "package main\n"); err != nil {
 		t.Fatal(err)
 	}
-	sb.fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "package main\n\nfunc main() {}"}))
-	sb.fake.Reply(fakegemini.Text("Done."))
+	sb.Fake.Reply(fakegemini.Call("write_file", map[string]any{"file_path": file, "content": "package main\n\nfunc main() {}"}))
+	sb.Fake.Reply(fakegemini.Text("Done."))
 	c := startAdapter(t, sb)
 	c.initialize(false)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 	if got := c.stopReason(c.prompt(sid, "add main")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}
-	if got, _ := readFile(t, file); got != "package main\n\nfunc main() {}\n" {
+	if got, _ := testkit.ReadFile(t, file); got != "package main\n\nfunc main() {}\n" {
 		t.Fatalf("file %q; want the approved text with its final newline", got)
 	}
 	for _, e := range c.events() {
@@ -232,12 +232,12 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	}
 	c := startAdapter(t, sb, serverEnv...)
 	c.initialize(true)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 
 	// The session's first prompt: a command allowed and cancelled the moment
 	// the server says it runs: the server spawns it only after the cancel
 	// reached it, and it must still not run to its end.
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + early + " && touch early.txt"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + early + " && touch early.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
 	from := len(c.events())
 	tag := c.prompt(sid, "run the other slow one")
@@ -249,16 +249,16 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	if got := c.stopReason(tag); got != "cancelled" {
 		t.Fatalf("stop reason after an early cancel %q, want cancelled", got)
 	}
-	t.Cleanup(func() { killWith("sleep " + early) })
+	t.Cleanup(func() { testkit.KillWith("sleep " + early) })
 	pid := gate.WaitSpawned(t, time.Minute)
 	gate.Check(t)
 	testkit.WaitPIDGone(t, "the command spawned after the cancel", pid, 15*time.Second)
 	testkit.WaitNoProcess(t, "sleep "+early)
-	if _, exists := readFile(t, filepath.Join(sb.ws, "early.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "early.txt")); exists {
 		t.Fatal("the command cancelled as it started still wrote its file")
 	}
 
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch denied.txt"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch denied.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:reject_once"}, nil)
 	from = len(c.events())
 	if got := c.stopReason(c.prompt(sid, "touch it")); got != "end_turn" {
@@ -270,22 +270,22 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	if pp.ToolCall.Kind != "execute" || !strings.Contains(string(pp.ToolCall.Content), "touch denied.txt") || !strings.Contains(pp.ToolCall.Title, "touch denied.txt") {
 		t.Fatalf("permission request %s; want the shell command shown", perm.Params)
 	}
-	if _, exists := readFile(t, filepath.Join(sb.ws, "denied.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "denied.txt")); exists {
 		t.Fatal("the denied command ran")
 	}
 
 	// A permission request the client cancels denies the call.
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch unanswered.txt"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "touch unanswered.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "cancelled"}, nil)
 	if got := c.stopReason(c.prompt(sid, "touch another")); got != "end_turn" {
 		t.Fatalf("stop reason %q", got)
 	}
-	if _, exists := readFile(t, filepath.Join(sb.ws, "unanswered.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "unanswered.txt")); exists {
 		t.Fatal("a command whose permission request was cancelled ran")
 	}
 
 	const marker = "30.5171"
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + marker + " && touch late.txt"}))
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": "sleep " + marker + " && touch late.txt"}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
 	from = len(c.events())
 	tag = c.prompt(sid, "run the slow one")
@@ -302,14 +302,14 @@ func TestShellDeniedAndCancelMidTurn(t *testing.T) {
 	}
 	t.Logf("cancelled in %v", time.Since(start))
 	testkit.WaitNoProcess(t, marker)
-	if _, exists := readFile(t, filepath.Join(sb.ws, "late.txt")); exists {
+	if _, exists := testkit.ReadFile(t, filepath.Join(sb.Workspace, "late.txt")); exists {
 		t.Fatal("the cancelled command still wrote its file")
 	}
 	if _, last, ok := toolUpdates(c.updates(sid)[0:], "execute"); !ok || last.Status == "in_progress" {
 		t.Fatalf("the cancelled command is left %+v", last)
 	}
 
-	sb.fake.Reply(fakegemini.Text("Still here."))
+	sb.Fake.Reply(fakegemini.Text("Still here."))
 	before := len(c.updates(sid))
 	if got := c.stopReason(c.prompt(sid, "are you there?")); got != "end_turn" {
 		t.Fatalf("after cancel: stop reason %q", got)
@@ -326,14 +326,14 @@ func TestServerEndsWithAKilledAdapter(t *testing.T) {
 	sb := newSandbox(t)
 	c := startAdapter(t, sb)
 	c.initialize(true)
-	sid := c.newSession(sb.ws)
+	sid := c.newSession(sb.Workspace)
 	const marker = "sleep 300.751"
-	t.Cleanup(func() { killWith(marker) })
-	sb.fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker}))
+	t.Cleanup(func() { testkit.KillWith(marker) })
+	sb.Fake.Reply(fakegemini.Call("run_shell_command", map[string]any{"command": marker}))
 	c.ok(map[string]any{"op": "permission", "answer": "kind:allow_once"}, nil)
 	c.prompt(sid, "run the long one")
 	testkit.WaitProcess(t, marker)
-	adapter := testkit.ProcessWith(t, filepath.Join(sb.home, "acp.log"))
+	adapter := testkit.ProcessWith(t, filepath.Join(sb.Home, "acp.log"))
 	server := testkit.ChildWith(t, adapter, "a2a-server")
 	t.Cleanup(func() {
 		if p, err := os.FindProcess(server); err == nil {

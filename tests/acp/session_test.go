@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -27,15 +25,15 @@ func TestClientMCPServersReachTheAgent(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the test MCP server: %v\n%s", err, out)
 	}
-	notes := filepath.Join(sb.ws, "notes.txt")
-	sb.fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "from the editor's tool"}))
-	sb.fake.Reply(fakegemini.Text("Noted."))
+	notes := filepath.Join(sb.Workspace, "notes.txt")
+	sb.Fake.Reply(fakegemini.Call("append_line", map[string]any{"text": "from the editor's tool"}))
+	sb.Fake.Reply(fakegemini.Text("Noted."))
 	c := startAdapter(t, sb)
 	c.initialize(true)
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}
-	c.ok(map[string]any{"op": "new", "cwd": sb.ws, "mcpServers": []any{
+	c.ok(map[string]any{"op": "new", "cwd": sb.Workspace, "mcpServers": []any{
 		map[string]any{"name": "notes", "command": bin, "args": []string{"-file", notes}, "env": []any{}},
 	}}, &res)
 	if got := c.stopReason(c.prompt(res.SessionID, "note it")); got != "end_turn" {
@@ -51,7 +49,7 @@ func TestClientMCPServersReachTheAgent(t *testing.T) {
 	if !ids["proceed_always_tool"] || !ids["proceed_always_server"] || !strings.Contains(string(pp.ToolCall.Content), "notes") {
 		t.Fatalf("permission request %s; want the MCP tool of server notes with its options", perm.Params)
 	}
-	if got, _ := readFile(t, notes); got != "from the editor's tool\n" {
+	if got, _ := testkit.ReadFile(t, notes); got != "from the editor's tool\n" {
 		t.Fatalf("notes %q; the client's MCP server's tool did not run", got)
 	}
 	if !strings.Contains(messageText(c.updates(res.SessionID)), "Noted.") {
@@ -69,16 +67,10 @@ func TestClientMCPServersReachTheAgent(t *testing.T) {
 func TestLoadAfterRestart(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := launch.Start(ctx, launch.Options{Dir: sb.ws, Env: sb.env()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := sb.startAgent(t)
 
-	sb.fake.Reply(fakegemini.Text("Let me look."), fakegemini.Call("run_shell_command", map[string]any{"command": "echo replayed-output"}))
-	sb.fake.Reply(fakegemini.Text("First answer."))
+	sb.Fake.Reply(fakegemini.Text("Let me look."), fakegemini.Call("run_shell_command", map[string]any{"command": "echo replayed-output"}))
+	sb.Fake.Reply(fakegemini.Text("First answer."))
 	c1 := startAdapter(t, sb, "--agent", srv.URL)
 	c1.initialize(true)
 	// The server is the user's: the client's MCP servers are not passed on,
@@ -91,7 +83,7 @@ func TestLoadAfterRestart(t *testing.T) {
 			} `json:"gemini-a2a-acp"`
 		} `json:"_meta"`
 	}
-	c1.ok(map[string]any{"op": "new", "cwd": sb.ws, "mcpServers": []any{
+	c1.ok(map[string]any{"op": "new", "cwd": sb.Workspace, "mcpServers": []any{
 		map[string]any{"name": "notes", "command": "true", "args": []string{}, "env": []any{}},
 	}}, &res)
 	sid := res.SessionID
@@ -105,7 +97,7 @@ func TestLoadAfterRestart(t *testing.T) {
 
 	c2 := startAdapter(t, sb, "--agent", srv.URL)
 	c2.initialize(true)
-	c2.ok(map[string]any{"op": "load", "sessionId": sid, "cwd": sb.ws}, nil)
+	c2.ok(map[string]any{"op": "load", "sessionId": sid, "cwd": sb.Workspace}, nil)
 	replayed := c2.updates(sid)
 	var user string
 	for _, u := range replayed {
@@ -119,11 +111,11 @@ func TestLoadAfterRestart(t *testing.T) {
 	if _, last, ok := toolUpdates(replayed, "execute"); !ok || last.Status != "completed" || !strings.Contains(string(last.Content), "replayed-output") {
 		t.Fatalf("replayed shell call %+v; want it completed with its output", last)
 	}
-	sb.fake.Reply(fakegemini.Text("Second answer."))
+	sb.Fake.Reply(fakegemini.Text("Second answer."))
 	if got := c2.stopReason(c2.prompt(sid, "second question")); got != "end_turn" {
 		t.Fatalf("stop reason %q after load", got)
 	}
-	reqs := sb.fake.Requests()
+	reqs := sb.Fake.Requests()
 	if last := reqs[len(reqs)-1].Text(); !strings.Contains(last, "first question") || !strings.Contains(last, "second question") {
 		t.Fatalf("the model's request after load lacks the conversation: %q", last)
 	}
@@ -136,15 +128,15 @@ func TestLoadAfterRestart(t *testing.T) {
 func TestLoadOfAStartedServersSession(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
-	sb.fake.Reply(fakegemini.Text("Gone soon."))
+	sb.Fake.Reply(fakegemini.Text("Gone soon."))
 	c3 := startAdapter(t, sb)
 	c3.initialize(true)
-	sid3 := c3.newSession(sb.ws)
+	sid3 := c3.newSession(sb.Workspace)
 	c3.stopReason(c3.prompt(sid3, "hello"))
 	c3.stop()
 	c4 := startAdapter(t, sb)
 	c4.initialize(true)
-	ev := c4.result(c4.send(map[string]any{"op": "load", "sessionId": sid3, "cwd": sb.ws}), 3*time.Minute)
+	ev := c4.result(c4.send(map[string]any{"op": "load", "sessionId": sid3, "cwd": sb.Workspace}), 3*time.Minute)
 	if ev.Error == nil || ev.Error.Code != -32002 || !strings.Contains(ev.Error.Message, "--agent") {
 		t.Fatalf("loading a session whose server stopped: %+v; want a not-found error that says how to keep sessions", ev.Error)
 	}

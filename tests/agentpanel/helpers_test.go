@@ -37,20 +37,14 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	bin := serverBin(t)
 	w := &world{sb: testkit.NewSandbox(t), fake: fakegemini.Start(t), pathEnv: testkit.PathWith(bin)}
-	if err := os.MkdirAll(filepath.Join(w.sb.Home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`
-	if err := os.WriteFile(filepath.Join(w.sb.Home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteGeminiSettings(t, w.sb.Home)
 	return w
 }
 
 // env is the environment of the sidecar (and so of the server it starts).
 func (w *world) env() []string {
-	return testkit.WithEnv(w.sb.Env(), append([]string{w.pathEnv, "HOME=" + w.sb.Home, "USERPROFILE=" + w.sb.Home, "GEMINI_API_KEY=dummy",
-		"GOOGLE_GEMINI_BASE_URL=" + w.fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true"}, w.extra...)...)
+	set := append([]string{w.pathEnv, "HOME=" + w.sb.Home, "USERPROFILE=" + w.sb.Home}, testkit.FakeModelEnv(w.fake.URL)...)
+	return testkit.WithEnv(w.sb.Env(), append(set, w.extra...)...)
 }
 
 func (w *world) path(name string) string { return filepath.Join(w.sb.Workspace, name) }
@@ -66,14 +60,7 @@ func (w *world) write(t testing.TB, name, content string) string {
 
 func (w *world) read(t testing.TB, name string) (string, bool) {
 	t.Helper()
-	b, err := os.ReadFile(w.path(name))
-	if os.IsNotExist(err) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b), true
+	return testkit.ReadFile(t, w.path(name))
 }
 
 // event is an agent/event as the tests read it.

@@ -43,7 +43,7 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 		list += quote(c) + " "
 	}
 	list += ")"
-	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	env := testkit.GoplsEnv(sb, "TERM=xterm-256color")
 	em := startEmacsWith(t, sb, env, fmt.Sprintf(eglotInit, list), "gemini", "auto", "main.go")
 	t.Cleanup(func() { // before the sandbox goes: gopls writes its cache there
 		em.pane.Keys(t, "C-x", "C-c")
@@ -75,24 +75,7 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 	t.Run("getOpenEditors", func(t *testing.T) {
 		em.Eval(t, fmt.Sprintf(`(with-current-buffer (find-file-noselect %s) (goto-char (point-min)) (insert "// unsaved\n"))`, quote(ws.Helper)))
 		em.Eval(t, fmt.Sprintf(`(with-selected-window (selected-window) (switch-to-buffer "main.go") (goto-char (point-min)) (forward-line %d) (search-forward "Add(") (backward-char 4))`, ws.UseLine-1))
-		var res protocol.OpenEditorsResult
-		tc.MustCall(t, "getOpenEditors", map[string]any{}, &res, more)
-		if len(res.Editors) < 2 {
-			t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
-		}
-		first := res.Editors[0]
-		if first.Path != ws.Main || !first.Active || first.Cursor == nil || *first.Cursor != (protocol.Position{Line: ws.UseLine, Character: ws.UseColumn}) || first.Dirty {
-			t.Errorf("first editor = %+v (cursor %+v), want main.go, active, clean, cursor at %d:%d", first, first.Cursor, ws.UseLine, ws.UseColumn)
-		}
-		var helper *protocol.OpenEditor
-		for i, e := range res.Editors {
-			if e.Path == ws.Helper {
-				helper = &res.Editors[i]
-			}
-		}
-		if helper == nil || !helper.Dirty || helper.Active {
-			t.Errorf("helper.go = %+v, want it open, not active, with unsaved changes", helper)
-		}
+		testkit.CheckOpenEditors(t, tc, ws, more)
 		em.Eval(t, fmt.Sprintf(`(with-current-buffer (find-buffer-visiting %s) (revert-buffer t t))`, quote(ws.Helper)))
 	})
 

@@ -78,6 +78,38 @@ func (s *sandbox) getEnv(k string) string {
 	return ""
 }
 
+// npmUser makes the sandbox the shell of a user who installs npm packages
+// globally into HOME (npm's own cache, offline first) and Go commands into
+// ~/go/bin, has both on PATH in front of bins, a Gemini key, and Gemini's
+// settings, with the fake Gemini API at url as the model. The folders of
+// this PATH that hold the A2A server or command (the checkout's own
+// installs) are left out, so that only what the instructions install is
+// found. It returns npm's global prefix.
+func (s *sandbox) npmUser(t *testing.T, url, command string, bins ...string) string {
+	t.Helper()
+	cache, err := exec.Command("npm", "config", "get", "cache").Output()
+	if err != nil {
+		t.Fatalf("npm config get cache: %v", err)
+	}
+	prefix := filepath.Join(s.home, ".npm-global")
+	var keep []string
+	for _, dir := range filepath.SplitList(s.getEnv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err == nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, command)); err == nil {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	path := append(append([]string{filepath.Join(prefix, "bin"), filepath.Join(s.home, "go", "bin")}, bins...), keep...)
+	s.setEnv(append([]string{"NPM_CONFIG_PREFIX=" + prefix, "npm_config_cache=" + strings.TrimSpace(string(cache)),
+		"npm_config_prefer_offline=true", "npm_config_audit=false", "npm_config_fund=false",
+		"PATH=" + strings.Join(path, string(os.PathListSeparator))}, testkit.FakeModelEnv(url)...)...)
+	testkit.WriteGeminiSettings(t, s.home)
+	return prefix
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -120,37 +152,10 @@ func TestA2AInstructions(t *testing.T) {
 			need(t, "%s (npm ci in tests/a2a/claude and tests/node)", p)
 		}
 	}
-	cache, err := exec.Command("npm", "config", "get", "cache").Output()
-	if err != nil {
-		t.Fatalf("npm config get cache: %v", err)
-	}
 	s := newSandbox(t)
 	fake := fakegemini.Start(t)
-	prefix := filepath.Join(s.home, ".npm-global")
-	var keep []string
-	for _, dir := range filepath.SplitList(s.getEnv("PATH")) {
-		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err == nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, "gemini-a2a-mcp")); err == nil {
-			continue
-		}
-		keep = append(keep, dir)
-	}
-	// The user's shell: npm's global prefix (npm's own cache) and Go's bin
-	// on PATH, Claude Code installed, a key; and, for the test, the fake
-	// Gemini API.
-	s.setEnv("NPM_CONFIG_PREFIX="+prefix, "npm_config_cache="+strings.TrimSpace(string(cache)),
-		"npm_config_prefer_offline=true", "npm_config_audit=false", "npm_config_fund=false",
-		"PATH="+strings.Join(append([]string{filepath.Join(prefix, "bin"), filepath.Join(s.home, "go", "bin"), claudeBin}, keep...), string(os.PathListSeparator)),
-		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
-	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(s.home, ".gemini", "settings.json"),
-		[]byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The user's shell, with Claude Code installed.
+	prefix := s.npmUser(t, fake.URL, "gemini-a2a-mcp", claudeBin)
 
 	readme := section(t, filepath.Join(root, "README.md"), "## A2A bridge")
 	install := blockWith(t, readme, "sh", "npm install -g @google/gemini-cli-a2a-server")

@@ -35,34 +35,9 @@ func TestACPInstructions(t *testing.T) {
 			need(t, "%s (npm ci in tests/acp)", p)
 		}
 	}
-	cache, err := exec.Command("npm", "config", "get", "cache").Output()
-	if err != nil {
-		t.Fatalf("npm config get cache: %v", err)
-	}
 	s := newSandbox(t)
 	fake := fakegemini.Start(t)
-	prefix := filepath.Join(s.home, ".npm-global")
-	var keep []string
-	for _, dir := range filepath.SplitList(s.getEnv("PATH")) {
-		if _, err := os.Stat(filepath.Join(dir, "gemini-cli-a2a-server")); err == nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, "gemini-a2a-acp")); err == nil {
-			continue
-		}
-		keep = append(keep, dir)
-	}
-	s.setEnv("NPM_CONFIG_PREFIX="+prefix, "npm_config_cache="+strings.TrimSpace(string(cache)),
-		"npm_config_prefer_offline=true", "npm_config_audit=false", "npm_config_fund=false",
-		"PATH="+strings.Join(append([]string{filepath.Join(prefix, "bin"), filepath.Join(s.home, "go", "bin")}, keep...), string(os.PathListSeparator)),
-		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+fake.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
-	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(s.home, ".gemini", "settings.json"),
-		[]byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	prefix := s.npmUser(t, fake.URL, "gemini-a2a-acp")
 
 	readme := section(t, filepath.Join(root, "README.md"), "## ACP editors")
 	install := blockWith(t, readme, "sh", "go install ./cmd/gemini-a2a-acp")

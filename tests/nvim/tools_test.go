@@ -63,8 +63,6 @@ func (n *Nvim) mustCall(t testing.TB, method string, params, result any) {
 	}
 }
 
-func pos(line, char int) protocol.Position { return protocol.Position{Line: line, Character: char} }
-
 func TestToolsAnswerFromVimLspAndVimDiagnostic(t *testing.T) {
 	sb := testkit.NewSandbox(t)
 	gopls, _ := json.Marshal(testkit.GoplsCommand(t, sb.TmpDir))
@@ -72,8 +70,7 @@ func TestToolsAnswerFromVimLspAndVimDiagnostic(t *testing.T) {
 	notes := sb.WriteFile(t, "notes.txt", "no language server here\n")
 	nv := startNvim(t, sb, Options{
 		InitLua: fmt.Sprintf(goplsInit, gopls),
-		Env: testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log"),
-			"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"),
+		Env:     testkit.GoplsEnv(sb, "NVIM_LOG_FILE="+filepath.Join(sb.TmpDir, "nvim.log")),
 	})
 	t.Cleanup(func() { // before the sandbox goes: gopls writes its cache there
 		nv.Quit(t)
@@ -123,24 +120,7 @@ return false`, 2*waitTimeout)
 		nv.Lua(t, `local row = ...
 local line = vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1]
 vim.api.nvim_win_set_cursor(0, { row, (line:find("Add(", 1, true)) - 1 })`, ws.UseLine)
-		var res protocol.OpenEditorsResult
-		call(t, "getOpenEditors", map[string]any{}, &res)
-		if len(res.Editors) < 2 {
-			t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
-		}
-		first := res.Editors[0]
-		if first.Path != ws.Main || !first.Active || first.Cursor == nil || *first.Cursor != pos(ws.UseLine, ws.UseColumn) || first.Dirty {
-			t.Errorf("first editor = %+v (cursor %+v), want main.go, active, clean, cursor at %d:%d", first, first.Cursor, ws.UseLine, ws.UseColumn)
-		}
-		var helper *protocol.OpenEditor
-		for i, e := range res.Editors {
-			if e.Path == ws.Helper {
-				helper = &res.Editors[i]
-			}
-		}
-		if helper == nil || !helper.Dirty || helper.Active {
-			t.Errorf("helper.go = %+v, want it open, not active, with unsaved changes", helper)
-		}
+		testkit.CheckOpenEditors(t, tc, ws, nv.diagnostics)
 		nv.Cmd(t, "buffer helper.go | undo | write | buffer main.go")
 	})
 

@@ -61,3 +61,17 @@ func WaitContains(timeout time.Duration, texts func() []string, substr string) (
 	})
 	return found, ok
 }
+
+// ReadFile returns the content of the file at path and true, or "" and
+// false when there is no such file; any other error fails the test.
+func ReadFile(t testing.TB, path string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}

@@ -147,3 +147,30 @@ func CheckGoTools(t *testing.T, tc *ToolsClient, ws GoWorkspace, editor, notes s
 		}
 	})
 }
+
+// CheckOpenEditors calls getOpenEditors through tc, as an agent does, after
+// the editor opened helper.go, changed it without saving and went back to
+// main.go with the cursor on Add's use, and checks what the model reads:
+// main.go first, active, clean, the cursor at Add in characters; helper.go
+// open, not active, with unsaved changes.
+func CheckOpenEditors(t *testing.T, tc *ToolsClient, ws GoWorkspace, more func() string) {
+	t.Helper()
+	var res protocol.OpenEditorsResult
+	tc.MustCall(t, "getOpenEditors", map[string]any{}, &res, more)
+	if len(res.Editors) < 2 {
+		t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
+	}
+	first := res.Editors[0]
+	if first.Path != ws.Main || !first.Active || first.Cursor == nil || *first.Cursor != pos(ws.UseLine, ws.UseColumn) || first.Dirty {
+		t.Errorf("first editor = %+v (cursor %+v), want main.go, active, clean, cursor at %d:%d", first, first.Cursor, ws.UseLine, ws.UseColumn)
+	}
+	var helper *protocol.OpenEditor
+	for i, e := range res.Editors {
+		if e.Path == ws.Helper {
+			helper = &res.Editors[i]
+		}
+	}
+	if helper == nil || !helper.Dirty || helper.Active {
+		t.Errorf("helper.go = %+v, want it open, not active, with unsaved changes", helper)
+	}
+}

@@ -136,6 +136,13 @@ func GoplsCommand(t testing.TB, logDir string) []string {
 	return []string{Gopls(t), "-logfile", filepath.Join(logDir, "gopls.log")}
 }
 
+// GoplsEnv is the environment of an editor that runs gopls in the
+// sandbox: the sandbox's, HOME its Home, Go on its local toolchain with
+// module mode (gopls loads the workspace offline), and more.
+func GoplsEnv(sb *Sandbox, more ...string) []string {
+	return WithEnv(sb.Env(), append([]string{"HOME=" + sb.Home, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"}, more...)...)
+}
+
 // AwaitGoplsExit waits until the gopls started with GoplsCommand(logDir)
 // has exited (its editor quit), so that it writes no more into the test's
 // folders while they are removed.

@@ -32,7 +32,7 @@ func startVimWithALE(t *testing.T, sb *testkit.Sandbox) *Vim {
 	v := startVim(t, sb, Options{
 		Config: map[string]any{"auto_start": true},
 		Vimrc:  fmt.Sprintf(aleVimrc, vimString(cmd[0]), vimString(strings.Join(cmd[1:], " "))),
-		Env:    testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"),
+		Env:    testkit.GoplsEnv(sb),
 	})
 	t.Cleanup(func() { // before the sandbox goes: gopls writes its cache there
 		v.Quit(t)
@@ -81,24 +81,7 @@ func TestToolsAnswerFromALE(t *testing.T) {
 	t.Run("getOpenEditors", func(t *testing.T) {
 		v.Ex(t, "edit helper.go | call append(0, '// unsaved') | hide edit main.go")
 		v.Ex(t, fmt.Sprintf("call cursor(%d, stridx(getline(%d), 'Add(') + 1)", ws.UseLine, ws.UseLine))
-		var res protocol.OpenEditorsResult
-		tc.MustCall(t, "getOpenEditors", map[string]any{}, &res, v.diagnostics)
-		if len(res.Editors) < 2 {
-			t.Fatalf("open editors = %+v, want main.go and helper.go", res.Editors)
-		}
-		first := res.Editors[0]
-		if first.Path != ws.Main || !first.Active || first.Cursor == nil || *first.Cursor != pos(ws.UseLine, ws.UseColumn) || first.Dirty {
-			t.Errorf("first editor = %+v (cursor %+v), want main.go, active, clean, cursor at %d:%d", first, first.Cursor, ws.UseLine, ws.UseColumn)
-		}
-		var helper *protocol.OpenEditor
-		for i, e := range res.Editors {
-			if e.Path == ws.Helper {
-				helper = &res.Editors[i]
-			}
-		}
-		if helper == nil || !helper.Dirty || helper.Active {
-			t.Errorf("helper.go = %+v, want it open, not active, with unsaved changes", helper)
-		}
+		testkit.CheckOpenEditors(t, tc, ws, v.diagnostics)
 		v.Ex(t, "buffer helper.go | undo | write | buffer main.go")
 	})
 

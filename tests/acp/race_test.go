@@ -1,5 +1,0 @@
-//go:build race
-
-package acp_test
-
-const raceEnabled = true
