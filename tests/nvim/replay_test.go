@@ -28,6 +28,7 @@ const relayEnv = "GIC_NVIM_REPLAY_SOCKET"
 
 func TestMain(m *testing.M) {
 	transcript.RelayMain(relayEnv)
+	slowLSMain()
 	os.Exit(m.Run())
 }
 

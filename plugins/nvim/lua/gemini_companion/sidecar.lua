@@ -1,10 +1,12 @@
 -- The sidecar process and the editor link, protocol 2 (docs/editor-link.md):
 -- JSON-RPC 2.0 with Content-Length framing (`--framing=lsp`) over the
--- child's stdin/stdout, through Neovim's own client (vim.lsp.rpc). Start,
+-- child's stdin/stdout (gemini_companion.jsonrpc, which lets a request be
+-- answered later, as the editor tools do while a language server works). Start,
 -- stop, restart as the sidecar's policy says, and the terminal environment.
 -- The other modules talk to the sidecar only through this one.
 local binary = require("gemini_companion.binary")
 local config = require("gemini_companion.config")
+local jsonrpc = require("gemini_companion.jsonrpc")
 local util = require("gemini_companion.util")
 
 local M = {}
@@ -32,7 +34,7 @@ local DEFAULT_POLICY = {
 ---@class GeminiSidecarState
 local state = {
   status = "stopped", -- "stopped" | "starting" | "running" | "stopping"
-  client = nil, -- the vim.lsp.rpc client
+  client = nil, -- the gemini_companion.jsonrpc peer
   pid = nil, path = nil, -- the process and the binary it runs
   info = nil, -- initialize result (env and discoveryFile follow workspace/envChanged)
   policy = vim.deepcopy(DEFAULT_POLICY),
@@ -49,7 +51,7 @@ M.state = state
 M.capabilities = { diff = true, diffStates = true, unifiedDiff = false, selection = true, terminal = true, diagnostics = false, agent = false }
 
 -- Handlers for the sidecar's requests (params, respond) — respond(err,
--- result) must be called before the handler returns — and notifications
+-- result) once, before the handler returns or later — and notifications
 -- (params), by method; and functions called with true after every
 -- successful (re)start, with false when the sidecar stops.
 local request_handlers, notification_handlers, on_ready = {}, {}, {}
@@ -162,12 +164,9 @@ local function fail(msg)
   finish_waiters(msg)
 end
 
--- Signals the sidecar: through its uv handle before Neovim 0.10, else with
--- terminate() (SIGTERM) or to the pid `initialize` gave.
+-- Signals the sidecar through its process handle.
 local function kill(client, signal)
-  if client.handle then return client.handle:is_closing() or client.handle:kill(signal) end
-  if client.terminate and signal == "sigterm" then return client.terminate() end
-  if state.pid then pcall(uv.kill, state.pid, signal) end
+  return client.handle:is_closing() or client.handle:kill(signal)
 end
 
 local start_now -- forward declaration
@@ -222,46 +221,32 @@ local function on_exit(generation, code, signal)
   restart_after_crash(reason)
 end
 
--- Error codes of the editor link beyond JSON-RPC's (docs/editor-tools.md).
-local own_codes = { [-32010] = "GeminiNotAvailable", [-32011] = "GeminiDeadlinePassed" }
-
--- The dispatchers vim.lsp.rpc calls for one sidecar process.
+-- The handlers the link calls for one sidecar process.
 local function dispatchers(generation)
   return {
     notification = function(method, params)
       local handler = notification_handlers[method]
       if generation == state.generation and handler then
-        local ok, err = pcall(handler, type(params) == "table" and params or {})
+        local ok, err = pcall(handler, params)
         if not ok then util.notify("error handling " .. method .. ": " .. tostring(err), "error") end
       end
     end,
-    server_request = function(method, params)
+    request = function(method, params, reply)
       local handler = request_handlers[method]
       if not handler or generation ~= state.generation then
-        return nil, { code = -32601, message = "method not found: " .. tostring(method) }
+        return reply({ code = -32601, message = "method not found: " .. tostring(method) })
       end
-      local answered, err, result = false, nil, nil
-      local ok, perr = pcall(handler, type(params) == "table" and params or {}, function(e, r)
-        if not answered then answered, err, result = true, e, r end
-      end)
-      if not ok or not answered then
-        err = { code = -32603, message = ok and (method .. " got no answer") or tostring(perr) }
+      local function respond(err, result)
+        if err then return reply({ code = tonumber(err.code) or -32603, message = err.message or tostring(err) }) end
+        reply(nil, result == nil and vim.NIL or result)
       end
-      if err then -- vim.lsp.rpc sends only the codes it knows
-        local codes = require("vim.lsp.protocol").ErrorCodes
-        if own_codes[err.code] and not codes[err.code] then
-          -- The editor tools' own codes (docs/editor-tools.md), made known.
-          codes[own_codes[err.code]], codes[err.code] = err.code, own_codes[err.code]
-        end
-        local code = codes[err.code] and err.code or -32603
-        return nil, { code = code, message = err.message or tostring(err) }
-      end
-      return result == nil and vim.NIL or result
+      local ok, perr = pcall(handler, params, respond)
+      if not ok then respond({ code = -32603, message = tostring(perr) }) end
     end,
     on_exit = function(code, signal) vim.schedule(function() on_exit(generation, code, signal) end) end,
     on_error = function(kind, err)
       if generation == state.generation then
-        local name = require("vim.lsp.rpc").client_errors[kind] or tostring(kind)
+        local name = tostring(kind)
         local detail = type(err) == "table" and vim.inspect(err, { newline = " ", indent = "" }) or tostring(err)
         util.notify("editor link: " .. name .. ": " .. detail, "warn")
       end
@@ -297,14 +282,10 @@ local function spawn(path)
   state.path, state.next_id, state.pending = path, 1, {}
   local args = { "--stdio", "--framing=lsp", "--log-level", opts.sidecar.log_level }
   if opts.sidecar.log_file then vim.list_extend(args, { "--log-file", vim.fn.expand(opts.sidecar.log_file) }) end
-  local rpc = require("vim.lsp.rpc")
-  local ok, client = pcall(function()
-    if vim.fn.has("nvim-0.10") == 1 then return rpc.start(vim.list_extend({ path }, args), dispatchers(generation)) end
-    return rpc.start(path, args, dispatchers(generation))
-  end)
+  local ok, client, why = pcall(jsonrpc.start, path, args, dispatchers(generation))
   if not ok or not client then
     state.status = "stopped"
-    return fail("cannot run " .. path .. (ok and "" or (": " .. tostring(client))))
+    return fail("cannot run " .. path .. ": " .. tostring(ok and why or client))
   end
   state.client, state.pid, state.folders = client, client.pid, { util.cwd() }
   local init_timer = uv.new_timer()

@@ -22,6 +22,7 @@ local INVALID_PARAMS = -32602
 -- attach, at most.
 local ATTACH_WAIT_MS = 3000
 
+local uv = vim.uv or vim.loop
 local has_010 = vim.fn.has("nvim-0.10") == 1
 local has_011 = vim.fn.has("nvim-0.11") == 1
 
@@ -239,6 +240,35 @@ local function no_server(path, method)
     name_of(path), ft ~= "" and (" (filetype " .. ft .. ")") or "", method))
 end
 
+-- Waits until cond() holds or ms pass; true when it holds. A request from
+-- the sidecar runs in a coroutine (see setup): it yields, and Neovim goes on
+-- taking the user's keys; a libuv timer checks cond every `every` ms (or
+-- once, at the end, without `every`), and waker.poke(), set here, checks it
+-- at once (a language server's answer calls it). Outside a coroutine (a
+-- caller that wants the answer now) it is vim.wait.
+local function wait(ms, cond, every, waker)
+  if cond() then return true end
+  local co, main = coroutine.running()
+  if not co or main or (coroutine.isyieldable and not coroutine.isyieldable()) then
+    return vim.wait(ms, cond, every or 10)
+  end
+  local deadline, timer, finished = uv.now() + ms, uv.new_timer(), false
+  local function check()
+    if finished or coroutine.status(co) ~= "suspended" then return end
+    local held = cond()
+    if held or uv.now() >= deadline then
+      finished = true
+      timer:stop()
+      timer:close()
+      local ok, err = coroutine.resume(co, held)
+      if not ok then util.notify("editor tools: " .. tostring(err), "error") end
+    end
+  end
+  if waker then waker.poke = check end
+  timer:start(every or ms, every or 0, vim.schedule_wrap(check))
+  return coroutine.yield()
+end
+
 -- The clients attached to buf that answer method, waiting a little for one
 -- to attach when the buffer was loaded just now.
 local function clients_for(buf, path, method, just_loaded, started)
@@ -253,7 +283,7 @@ local function clients_for(buf, path, method, just_loaded, started)
   end
   local found = find()
   if #found == 0 and (just_loaded or #all_clients() > 0) then
-    vim.wait(math.min(ATTACH_WAIT_MS, budget(started)), function()
+    wait(math.min(ATTACH_WAIT_MS, budget(started)), function()
       found = find()
       return #found > 0
     end, 20)
@@ -269,7 +299,7 @@ end
 -- {client, result}; fails when every client failed or time ran out.
 local function request_all(clients, buf, method, make, started)
   local answers, pending, errors = {}, 0, {}
-  local ids = {}
+  local ids, waker = {}, {}
   for _, c in ipairs(clients) do
     local handler = function(err, result)
       pending = pending - 1
@@ -278,6 +308,7 @@ local function request_all(clients, buf, method, make, started)
       else
         table.insert(answers, { client = c, result = result })
       end
+      if waker.poke then waker.poke() end
     end
     local ok, id
     if has_011 then
@@ -290,7 +321,7 @@ local function request_all(clients, buf, method, make, started)
       ids[c] = id
     end
   end
-  local done = vim.wait(budget(started), function() return pending <= 0 end, 10)
+  local done = wait(budget(started), function() return pending <= 0 end, nil, waker)
   if not done then
     for c, id in pairs(ids) do
       if has_011 then pcall(c.cancel_request, c, id) else pcall(c.cancel_request, id) end
@@ -765,7 +796,11 @@ function M.setup()
       if not config.options.tools then
         return respond({ code = M.NOT_AVAILABLE, message = "the editor tools are off in Neovim (setup{ tools = false })" })
       end
-      respond(M.handle(method, params))
+      -- In a coroutine: waiting for a language server yields (see wait),
+      -- and the answer goes out when it is ready.
+      local co = coroutine.create(function() respond(M.handle(method, params)) end)
+      local ok, err = coroutine.resume(co)
+      if not ok then respond({ code = -32603, message = tostring(err) }) end
     end)
   end
 end

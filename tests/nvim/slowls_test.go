@@ -1,0 +1,249 @@
+package nvim
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+)
+
+// A language server that is slow to answer, and what the user sees while an
+// agent waits for it: Neovim goes on taking typed keys.
+
+// slowLSEnv names the log file of the slow language server; set only in the
+// environment vim.lsp starts this test binary with.
+const slowLSEnv = "GIC_NVIM_SLOWLS_LOG"
+
+// slowLSMain runs this test binary as the slow language server when
+// slowLSEnv is set: a stdio LSP server that answers initialize (definitions,
+// full text sync), answers textDocument/definition on the first line only
+// once the document changed after the request (the user typed), and never
+// answers it elsewhere. It logs "definition <line> <id>", "change" and
+// "cancel <id>" lines to the file slowLSEnv names.
+func slowLSMain() {
+	logPath := os.Getenv(slowLSEnv)
+	if logPath == "" {
+		return
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		os.Exit(2)
+	}
+	note := func(format string, args ...any) { fmt.Fprintf(logf, format+"\n", args...) }
+	r := textproto.NewReader(bufio.NewReader(os.Stdin))
+	send := func(msg map[string]any) {
+		msg["jsonrpc"] = "2.0"
+		body, _ := json.Marshal(msg)
+		fmt.Fprintf(os.Stdout, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	type waiting struct {
+		id  json.RawMessage
+		uri string
+	}
+	var held []waiting
+	for {
+		head, err := r.ReadMIMEHeader()
+		if err != nil {
+			os.Exit(0)
+		}
+		n, _ := strconv.Atoi(head.Get("Content-Length"))
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.R, body); err != nil {
+			os.Exit(0)
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ID           json.RawMessage `json:"id"`
+				TextDocument struct {
+					URI string `json:"uri"`
+				} `json:"textDocument"`
+				Position struct {
+					Line int `json:"line"`
+				} `json:"position"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			send(map[string]any{"id": msg.ID, "result": map[string]any{
+				"capabilities": map[string]any{"definitionProvider": true, "textDocumentSync": 1},
+				"serverInfo":   map[string]any{"name": "slowls"},
+			}})
+		case "textDocument/definition":
+			note("definition %d %s", msg.Params.Position.Line+1, msg.ID)
+			if msg.Params.Position.Line == 0 {
+				held = append(held, waiting{msg.ID, msg.Params.TextDocument.URI})
+			}
+		case "textDocument/didChange":
+			note("change")
+			for _, w := range held {
+				send(map[string]any{"id": w.id, "result": []any{map[string]any{
+					"uri":   w.uri,
+					"range": map[string]any{"start": map[string]any{"line": 2, "character": 0}, "end": map[string]any{"line": 2, "character": 5}},
+				}}})
+			}
+			held = nil
+		case "$/cancelRequest":
+			note("cancel %s", msg.Params.ID)
+		case "exit":
+			os.Exit(0)
+		default:
+			if len(msg.ID) > 0 {
+				send(map[string]any{"id": msg.ID, "result": nil})
+			}
+		}
+	}
+}
+
+// slowLSInit starts the slow language server for text files, as a user
+// configures a server with vim.lsp on Neovim 0.7.
+const slowLSInit = `
+vim.api.nvim_create_autocmd("FileType", { pattern = "text", callback = function(args)
+  _G.slowls = _G.slowls or vim.lsp.start_client({ name = "slowls", cmd = { %q },
+    cmd_env = { %s = %q }, root_dir = vim.fn.getcwd() })
+  vim.lsp.buf_attach_client(args.buf, _G.slowls)
+end })
+`
+
+func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
+	sb := testkit.NewSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(sb.TmpDir, "slowls.log")
+	notes := sb.WriteFile(t, "notes.txt", "alpha\nbeta\ngamma\n")
+	nv := startNvim(t, sb, Options{InitLua: fmt.Sprintf(slowLSInit, exe, slowLSEnv, logPath)})
+	nv.WaitRunning(t)
+	nv.Cmd(t, "edit notes.txt")
+	nv.WaitLua(t, "slowls to attach to notes.txt", `
+local c = _G.slowls and vim.lsp.get_client_by_id(_G.slowls)
+return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slowls)`, waitTimeout)
+	var vars map[string]string
+	nv.LuaJSON(t, &vars, `return require("gemini_companion").terminal_env()`)
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+
+	type answer struct {
+		text  string
+		isErr bool
+		err   error
+	}
+	// getDefinition as an agent calls it; the answer comes on the channel.
+	ask := func(line int) <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := tc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "getDefinition",
+				Arguments: map[string]any{"path": notes, "line": line, "character": 1}})
+			if err != nil {
+				ch <- answer{err: err}
+				return
+			}
+			var text string
+			if len(res.Content) == 1 {
+				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			ch <- answer{text: text, isErr: res.IsError}
+		}()
+		return ch
+	}
+	logged := func(t *testing.T, what string) {
+		t.Helper()
+		if !testkit.Poll(waitTimeout, func() bool {
+			b, _ := os.ReadFile(logPath)
+			return strings.Contains(string(b), what)
+		}) {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the language server never logged %q; its log:\n%s\n%s", what, b, nv.diagnostics())
+		}
+	}
+	typed := func(t *testing.T, keys, line1 string, pending <-chan answer) {
+		t.Helper()
+		nv.Input(t, keys)
+		nv.WaitLua(t, "the typed text in the buffer", `return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == ...`, waitTimeout, line1)
+		if pending != nil {
+			select {
+			case a := <-pending:
+				t.Fatalf("the tool answered (%+v) before the typed text landed", a)
+			default:
+			}
+		}
+	}
+	receive := func(t *testing.T, ch <-chan answer) answer {
+		t.Helper()
+		select {
+		case a := <-ch:
+			if a.err != nil {
+				t.Fatalf("getDefinition: %v\n%s", a.err, nv.diagnostics())
+			}
+			return a
+		case <-time.After(40 * time.Second):
+			t.Fatalf("getDefinition never answered\n%s", nv.diagnostics())
+		}
+		return answer{}
+	}
+
+	t.Run("the answer comes after the user's typing", func(t *testing.T) {
+		// The server answers once the document changed: only when Neovim
+		// took the keys typed while the agent waited.
+		ch := ask(1)
+		logged(t, "definition 1 ")
+		typed(t, "ggA one<Esc>", "alpha one", nil)
+		a := receive(t, ch)
+		var res struct {
+			Locations []struct {
+				Path  string `json:"path"`
+				Range struct {
+					Start struct{ Line, Character int }
+				} `json:"range"`
+				Text string `json:"text"`
+			} `json:"locations"`
+		}
+		if a.isErr || json.Unmarshal([]byte(a.text), &res) != nil || len(res.Locations) != 1 {
+			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.text, a.isErr, nv.diagnostics())
+		}
+		l := res.Locations[0]
+		if l.Path != notes || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
+			t.Errorf("getDefinition answered %+v, want notes.txt 3:1 \"gamma\"", l)
+		}
+	})
+
+	t.Run("the deadline passes while the user types", func(t *testing.T) {
+		ch := ask(2)
+		logged(t, "definition 2 ")
+		typed(t, "ggA two<Esc>", "alpha one two", ch)
+		a := receive(t, ch)
+		want := "slowls did not answer textDocument/definition in time; it may still be loading the workspace: try again"
+		if !a.isErr || a.text != want {
+			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.text, a.isErr, want)
+		}
+		// The plugin cancelled the request it gave up on.
+		b, _ := os.ReadFile(logPath)
+		var id string
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "definition" && f[1] == "2" {
+				id = f[2]
+			}
+		}
+		logged(t, "cancel "+id+"\n")
+	})
+}
