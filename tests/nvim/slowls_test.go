@@ -9,7 +9,6 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +57,8 @@ func slowLSMain() {
 		if err != nil {
 			os.Exit(0)
 		}
-		n, _ := strconv.Atoi(head.Get("Content-Length"))
+		var n int
+		fmt.Sscan(head.Get("Content-Length"), &n)
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r.R, body); err != nil {
 			os.Exit(0)
