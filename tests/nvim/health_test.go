@@ -35,8 +35,7 @@ func TestCheckhealth(t *testing.T) {
 		"discovery file present: " + path,
 		"port " + itoa(f.Port) + " answers",
 		"connected Gemini CLI sessions: 0",
-		// The editor link: Neovim's own client, protocol 2, the sidecar's policy.
-		"vim.lsp.rpc is available",
+		// The editor link: protocol 2, the sidecar's policy.
 		"it speaks the editor link with Content-Length framing (--framing=lsp)",
 		"editor link: protocol 2, Content-Length framing",
 		"restart policy (from the sidecar): at most 5 restarts within 60 s",

@@ -153,11 +153,6 @@ function M.check()
   else
     error("Neovim 0.7 or newer is needed")
   end
-  if pcall(require, "vim.lsp.rpc") then
-    ok("vim.lsp.rpc is available (the editor link uses it, with Content-Length framing)")
-  else
-    error("vim.lsp.rpc cannot be loaded; the plugin talks to the sidecar through it")
-  end
   if require("gemini_companion").did_setup then
     ok("setup() was called")
   else
