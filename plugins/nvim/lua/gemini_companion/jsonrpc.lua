@@ -67,33 +67,51 @@ function M.start(cmd, args, handlers)
   end
 
   -- Frames arrive in pieces on the loop's thread; whole bodies are decoded
-  -- and handled on the main loop.
-  local buffer = ""
+  -- and handled on the main loop. A body is kept as its pieces and joined
+  -- once, so a message of many MiB costs one copy, not one per piece.
+  local head = "" -- the bytes of a header not yet complete
+  local need -- the body length of the frame being read, once its header is in
+  local parts, have = {}, 0
+  local function deliver(body)
+    vim.schedule(function()
+      local ok, msg = pcall(vim.json.decode, body, { luanil = { object = true } })
+      if not ok then return handlers.on_error(M.INVALID_JSON, msg) end
+      dispatch(msg)
+    end)
+  end
+  local function feed(chunk)
+    while true do
+      if need == nil then
+        if chunk == "" then return end
+        head = head .. chunk
+        local head_end = head:find("\r\n\r\n", 1, true)
+        if not head_end then return end
+        local header = head:sub(1, head_end - 1)
+        chunk, head = head:sub(head_end + 4), ""
+        local length = tonumber(header:lower():match("content%-length:%s*(%d+)"))
+        if length then
+          need, parts, have = length, {}, 0
+        else
+          vim.schedule(function() handlers.on_error(M.INVALID_MESSAGE, header) end)
+        end
+      else
+        local take = math.min(need - have, #chunk)
+        if take > 0 then
+          parts[#parts + 1] = take == #chunk and chunk or chunk:sub(1, take)
+          have = have + take
+          chunk = chunk:sub(take + 1)
+        end
+        if have < need then return end
+        deliver(table.concat(parts))
+        need, parts, have = nil, {}, 0
+      end
+    end
+  end
   stdout:read_start(function(err, chunk)
     if err then
       return vim.schedule(function() handlers.on_error(M.READ_ERROR, err) end)
     end
-    if not chunk then return end
-    buffer = buffer .. chunk
-    while true do
-      local head_end = buffer:find("\r\n\r\n", 1, true)
-      if not head_end then break end
-      local length = tonumber(buffer:sub(1, head_end - 1):lower():match("content%-length:%s*(%d+)"))
-      if not length then
-        local head = buffer:sub(1, head_end - 1)
-        buffer = buffer:sub(head_end + 4)
-        vim.schedule(function() handlers.on_error(M.INVALID_MESSAGE, head) end)
-      else
-        if #buffer < head_end + 3 + length then break end
-        local body = buffer:sub(head_end + 4, head_end + 3 + length)
-        buffer = buffer:sub(head_end + 4 + length)
-        vim.schedule(function()
-          local ok, msg = pcall(vim.json.decode, body, { luanil = { object = true } })
-          if not ok then return handlers.on_error(M.INVALID_JSON, msg) end
-          dispatch(msg)
-        end)
-      end
-    end
+    if chunk then feed(chunk) end
   end)
   -- The sidecar logs to its --log-file; drain stderr so it never blocks.
   stderr:read_start(function() end)
