@@ -210,7 +210,7 @@ Point ends after the escaped text.  The work is done by
     (goto-char (- (point-max) tail))))
 
 (defun gemini-companion-link-notify-built (method build)
-  "Send notification METHOD with the params BUILD inserts, as JSON text.
+  "Send notification METHOD with params that BUILD writes as JSON text.
 BUILD is called with no arguments in an empty buffer of this package's
 and inserts the params object at point; it may take text from other
 buffers with `insert-buffer-substring' and escape it with
