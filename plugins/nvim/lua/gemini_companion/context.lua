@@ -270,6 +270,7 @@ function M.schedule()
 end
 
 local move_timer = nil -- reports coalesce_ms after the last move (restarted by timer:again())
+local move_ms = nil -- the timeout move_timer was started with
 
 -- The move timer fired: the cursor stopped coalesce_ms ago.
 local function stopped()
@@ -316,12 +317,13 @@ function M.moved(mode_changed)
     return
   end
   pending_at = pending_at or now
-  if not move_timer or move_timer:get_repeat() ~= ms then
+  if move_ms ~= ms then
     move_timer = move_timer or uv.new_timer()
     move_timer:start(ms, ms, stopped)
+    move_ms = ms
   else
-    -- Restarts it with its repeat as the timeout: cheaper than start(),
-    -- which replaces the callback's reference on every call.
+    -- Restarts it with its repeat as the timeout, without replacing the
+    -- callback's reference as start() does.
     move_timer:again()
   end
 end
