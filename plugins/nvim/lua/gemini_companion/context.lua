@@ -242,15 +242,24 @@ function M.flush()
   last = { path = path, line = cursor.line, character = cursor.character, sel = sel }
 end
 
+local armed = false -- timer is running
+local moving = false -- move_timer (below) is running: a report follows the last move
+
+-- The report timer fired.
+local function fire()
+  armed = false
+  vim.schedule(M.flush)
+end
+
 -- Reports after ms (0: at once, on the main loop), unless a report is
 -- already on its way.
 local function arm(ms)
-  if not timer then
-    timer = uv.new_timer()
+  if armed or moving then
+    return
   end
-  if not timer:is_active() then
-    timer:start(ms, 0, vim.schedule_wrap(M.flush))
-  end
+  timer = timer or uv.new_timer()
+  armed = true
+  timer:start(ms, 0, fire)
 end
 
 -- Milliseconds since the last report (a large number before the first).
@@ -274,6 +283,7 @@ local move_ms = nil -- the timeout move_timer was started with
 
 -- The move timer fired: the cursor stopped coalesce_ms ago.
 local function stopped()
+  moving = false
   move_timer:stop()
   vim.schedule(M.flush)
 end
@@ -307,8 +317,13 @@ function M.moved(mode_changed)
     not mode_changed
     and ((paused and (not sent_at or now - sent_at >= ms)) or (pending_at and now - pending_at >= 4 * ms))
   then
-    if move_timer then
+    if moving then
+      moving = false
       move_timer:stop()
+    end
+    if armed then
+      armed = false
+      timer:stop()
     end
     pending_at = nil
     -- Once the keys that moved it are handled: ending Visual mode to go
@@ -317,6 +332,12 @@ function M.moved(mode_changed)
     return
   end
   pending_at = pending_at or now
+  if armed then
+    -- The report after the last move carries what the timer would have.
+    armed = false
+    timer:stop()
+  end
+  moving = true
   if move_ms ~= ms then
     move_timer = move_timer or uv.new_timer()
     move_timer:start(ms, ms, stopped)
