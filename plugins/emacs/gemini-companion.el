@@ -126,26 +126,6 @@ allocated when it did not, even when this file is not byte-compiled)."
   (gemini-companion--stop-cli)
   (gemini-companion-link-stop t))
 
-(defconst gemini-companion--hot
-  '(gemini-companion-context-command gemini-companion-context-flush
-    gemini-companion-context--path gemini-companion-context--column
-    gemini-companion-context--region gemini-companion-context--insert-selection
-    gemini-companion-link-running-p gemini-companion-link-limit
-    gemini-companion-link-notify-built gemini-companion-link-escape
-    gemini-companion--mode-line)
-  "The functions that run on every command or every cursor report.")
-
-(defun gemini-companion--compile-hot ()
-  "Byte-compile the functions of `gemini-companion--hot' that are interpreted.
-Loaded from its source (a clone on `load-path', as the README installs
-it), the package is interpreted, and these run on every command and
-every report of the cursor: compiled, each costs a fraction of that."
-  (let ((byte-compile-warnings nil))
-    (dolist (f gemini-companion--hot)
-      (let ((def (and (fboundp f) (symbol-function f))))
-        (unless (or (null def) (byte-code-function-p def) (subrp def))
-          (ignore-errors (byte-compile f)))))))
-
 ;;;###autoload
 (define-minor-mode gemini-companion-mode
   "Gemini CLI's IDE mode: Gemini CLI sees your files and proposes edits here.
@@ -160,7 +140,6 @@ Gemini CLI connected to it."
         (setq gemini-companion-link-workspace-function gemini-companion-workspace-function)
         (add-hook 'gemini-companion-link-ready-functions #'gemini-companion--ready)
         (add-hook 'kill-emacs-hook #'gemini-companion--kill-emacs)
-        (run-with-idle-timer 0.5 nil #'gemini-companion--compile-hot)
         (gemini-companion-link-start
          (lambda (err) (when err (gemini-companion-link-message "error" err)))))
     (remove-hook 'kill-emacs-hook #'gemini-companion--kill-emacs)
