@@ -1,8 +1,7 @@
 ;;; emacs-report.el --- What one cursor report costs the Emacs package -*- lexical-binding: t -*-
 
 ;; Run from the repository root (PLUGINS: another checkout's plugins/emacs
-;; to compare; COMPILE=1: byte-compile the hot functions first, as the
-;; mode does once Emacs is idle):
+;; to compare):
 ;;
 ;;   emacs --batch -Q -l scripts/bench/emacs-report.el
 ;;   PLUGINS=/path/to/plugins/emacs emacs --batch -Q -l scripts/bench/emacs-report.el
@@ -20,7 +19,6 @@
 (add-to-list 'load-path (or (getenv "PLUGINS") (expand-file-name "plugins/emacs")))
 (require 'gemini-companion)
 (require 'gemini-companion-context)
-(when (equal (getenv "COMPILE") "1") (gemini-companion--compile-hot))
 (setq gemini-companion-link--state 'running
       gemini-companion-link--conn 'bench
       gemini-companion-link--proc
@@ -54,9 +52,8 @@
              (/ (- (emacs-report--allocated) a0) (float n))
              (- gcs-done g0) (* 1000 (- gc-elapsed e0)))))
 
-(message "%s, package from %s%s" (car (split-string (emacs-version) "\n"))
-         (file-name-directory (locate-library "gemini-companion"))
-         (if (equal (getenv "COMPILE") "1") " (hot functions compiled)" ""))
+(message "%s, package from %s" (car (split-string (emacs-version) "\n"))
+         (file-name-directory (locate-library "gemini-companion")))
 (dolist (lines '(1 100 500 1000))
   (emacs-report--run (format "selection of %d lines" lines) 300 t lines))
 (emacs-report--run "cursor only" 3000 nil 10)
