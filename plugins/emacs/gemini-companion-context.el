@@ -38,7 +38,8 @@ Four delays after the first command not reported.")
   "The `float-time' from which on the command loop counts as paused.")
 (defvar gemini-companion-context--now 0.0 "The time of the last command.")
 (defvar gemini-companion-context--last nil
-  "What was last sent about the active file: (PATH LINE CHARACTER SELECTION).")
+  "What was last sent about the active file: (PATH LINE CHARACTER REGION).
+REGION is the selection as `gemini-companion-context--region' gives it.")
 (defvar gemini-companion-context--reported (make-hash-table :test #'eq :weakness 'key)
   "Buffer -> (VISITED-NAME . PATH) of the files the sidecar knows.")
 
@@ -89,13 +90,29 @@ Four delays after the first command not reported.")
             (setq cut (substring cut 0 -1)))
           cut)))))
 
-(defun gemini-companion-context--selection ()
-  "The selected text of the current buffer, clipped per the policy, or nil."
+(defun gemini-companion-context--region ()
+  "The selection of the current buffer, (BEG END TICK), or nil.
+END is clipped to `maxSelectionBytes' characters past BEG; TICK is
+`buffer-chars-modified-tick': the same list means the same text."
   (when (use-region-p)
     (let* ((max (or (gemini-companion-link-limit :maxSelectionBytes) 65552))
-           (beg (region-beginning))
-           (end (min (region-end) (+ beg max))))
-      (gemini-companion-context-clip (buffer-substring-no-properties beg end) max))))
+           (beg (region-beginning)))
+      (list beg (min (region-end) (+ beg max)) (buffer-chars-modified-tick)))))
+
+(defun gemini-companion-context--insert-selection (buffer region)
+  "Insert the text of REGION of BUFFER as a JSON string, clipped per the policy.
+REGION is what `gemini-companion-context--region' returned there.  The
+text is cut to `maxSelectionBytes' bytes of UTF-8 at a character
+boundary, as `gemini-companion-context-clip' cuts it."
+  (insert "\"")
+  (let ((from (point))
+        (max (or (gemini-companion-link-limit :maxSelectionBytes) 65552)))
+    (insert-buffer-substring-no-properties buffer (car region) (nth 1 region))
+    (when (> (- (position-bytes (point)) (position-bytes from)) max)
+      ;; The character that holds the byte past the limit goes, and all after it.
+      (delete-region (byte-to-position (+ (position-bytes from) max)) (point)))
+    (gemini-companion-link-escape from))
+  (insert "\""))
 
 (defvar gemini-companion-context--path-json nil
   "(PATH . JSON): the last path reported and its JSON string literal.")
@@ -124,23 +141,32 @@ Four delays after the first command not reported.")
         (when path
           (let ((line (line-number-at-pos))
                 (character (1+ (gemini-companion-context--column)))
-                (selection (gemini-companion-context--selection)))
-            ;; Built by hand: this runs while the user moves the cursor,
-            ;; and a plist for the encoder would be garbage at once.
+                (region (gemini-companion-context--region))
+                (buffer (current-buffer)))
+            ;; Built in a buffer: this runs while the user moves the
+            ;; cursor and selects, and strings for the encoder, above all
+            ;; the selected text, would be garbage at once.
             (unless (and (equal path (car last)) (eql line (nth 1 last))
-                         (eql character (nth 2 last)) (equal selection (nth 3 last)))
+                         (eql character (nth 2 last)) (equal region (nth 3 last)))
               (unless (equal path (car gemini-companion-context--path-json))
                 (setq gemini-companion-context--path-json
                       (cons path (gemini-companion-link-json-string path))))
-              (gemini-companion-link-notify-json
+              (gemini-companion-link-notify-built
                (if (equal path (car last)) "context/selectionChanged" "context/fileFocused")
-               (format "{\"path\":%s,\"cursor\":{\"line\":%d,\"character\":%d}%s}"
-                       (cdr gemini-companion-context--path-json) line character
-                       (if selection
-                           (concat ",\"selectedText\":" (gemini-companion-link-json-string selection))
-                         "")))
+               (lambda ()
+                 (let ((out (current-buffer)))
+                   (insert "{\"path\":" (cdr gemini-companion-context--path-json)
+                           ",\"cursor\":{\"line\":")
+                   (princ line out)
+                   (insert ",\"character\":")
+                   (princ character out)
+                   (insert "}")
+                   (when region
+                     (insert ",\"selectedText\":")
+                     (gemini-companion-context--insert-selection buffer region))
+                   (insert "}"))))
               (setq gemini-companion-context--due (+ (float-time) gemini-companion-context-delay)
-                    gemini-companion-context--last (list path line character selection)))))))))
+                    gemini-companion-context--last (list path line character region)))))))))
 
 (defun gemini-companion-context-schedule (&rest _)
   "Report soon, unless a report is on its way.

@@ -186,6 +186,66 @@ it."
       (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
              nil))))
 
+;; Cursor reports are assembled in a buffer and written to the pipe from
+;; there: a selection of 60 KB taken as a string, escaped, framed and
+;; encoded would be copied about eight times per report, and all of it
+;; is garbage the collector then has to go through.
+(defvar gemini-companion-link--out nil
+  "The buffer notifications are assembled in, or nil before the first.")
+
+(defconst gemini-companion-link--escapes
+  (let ((table (make-char-table 'translation-table)))
+    (dotimes (c 32) (aset table c (vconcat (format "\\u%04x" c))))
+    (dolist (e '((?\b . ?b) (?\t . ?t) (?\n . ?n) (?\f . ?f) (?\r . ?r) (?\" . ?\") (?\\ . ?\\)))
+      (aset table (car e) (vector ?\\ (cdr e))))
+    table)
+  "The JSON escape of each character that needs one, for `translate-region'.")
+
+(defun gemini-companion-link-escape (from)
+  "Escape the text from FROM to point for a JSON string, in place.
+Point ends after the escaped text.  The work is done by
+`translate-region', in C: this runs on every selection report."
+  (let ((tail (- (point-max) (point))))
+    (translate-region from (point) gemini-companion-link--escapes)
+    (goto-char (- (point-max) tail))))
+
+(defun gemini-companion-link-notify-built (method build)
+  "Send notification METHOD with params that BUILD writes as JSON text.
+BUILD is called with no arguments in an empty buffer of this package's
+and inserts the params object at point; it may take text from other
+buffers with `insert-buffer-substring' and escape it with
+`gemini-companion-link-escape'.  The message is framed and written from
+that buffer, so a large selection is never copied into strings.  Return
+nil if not running.  With `gemini-companion-log-events' on, it goes
+through jsonrpc, which logs it."
+  (when (and gemini-companion-link--conn (gemini-companion-link-running-p))
+    (condition-case err
+        (with-current-buffer (if (buffer-live-p gemini-companion-link--out)
+                                 gemini-companion-link--out
+                               (setq gemini-companion-link--out
+                                     (get-buffer-create " *gemini-companion out*")))
+          (erase-buffer)
+          (set-buffer-multibyte t)
+          (funcall build)
+          (if (or (not gemini-companion-link--proc) gemini-companion-log-events)
+              (gemini-companion-link-notify-json method (buffer-string))
+            ;; As unibyte, the buffer holds the text's UTF-8 bytes: they
+            ;; are counted, and the process sends them, as they are.
+            (set-buffer-multibyte nil)
+            (let ((size (+ (buffer-size) (length gemini-companion-link--notify-head)
+                           (length method) (length gemini-companion-link--notify-mid) 1)))
+              (goto-char (point-min))
+              (insert "Content-Length: ")
+              (princ size (current-buffer))
+              (insert "\r\n\r\n" gemini-companion-link--notify-head method
+                      gemini-companion-link--notify-mid)
+              (goto-char (point-max))
+              (insert "}"))
+            (process-send-region gemini-companion-link--proc (point-min) (point-max))
+            t))
+      (error (message "gemini-companion: cannot send %s: %s" method (error-message-string err))
+             nil))))
+
 (defun gemini-companion-link--send-request (method params callback &optional timeout)
   "Send request METHOD with PARAMS; CALLBACK gets (ERROR RESULT).  TIMEOUT in s."
   (let ((cb (or callback #'ignore)))

@@ -86,6 +86,62 @@
   (should (equal (gemini-companion-context-clip "abc" 10) "abc"))
   (should (= (gemini-companion-context-utf16-column "a😀b") 4)))
 
+;;; Cursor reports as they reach the sidecar's pipe
+
+(defun gemini-companion-test--reports (text select limit)
+  "The params of the reports `gemini-companion-context-flush' writes.
+A file holds TEXT; SELECT is nil or (BEG . END), the region to select;
+LIMIT is the policy's maxSelectionBytes.  The reports go to `cat',
+which echoes them, and are read back from its output."
+  (gemini-companion-test-with-dir dir
+    (let* ((file (expand-file-name "sel.txt" dir))
+           (out "")
+           (proc (make-process :name "gct-cat" :command '("cat") :connection-type 'pipe
+                               :coding 'binary :noquery t
+                               :filter (lambda (_p chunk) (setq out (concat out chunk)))))
+           (gemini-companion-link--state 'running)
+           (gemini-companion-link--conn 'pipe)
+           (gemini-companion-link--proc proc)
+           (gemini-companion-log-events nil)
+           (gemini-companion-link--policy (list :limits (list :maxSelectionBytes limit)))
+           (gemini-companion-context--last nil)
+           (transient-mark-mode t)
+           (reports nil))
+      (unwind-protect
+          (progn
+            (with-temp-file file (insert text))
+            (switch-to-buffer (find-file-noselect file))
+            (deactivate-mark)
+            (goto-char (point-min))
+            (when select
+              (goto-char (car select)) (set-mark (point)) (goto-char (cdr select)) (activate-mark))
+            (gemini-companion-context-flush)
+            (gemini-companion-test-wait
+             "the report echoed" (lambda () (string-match "\\`Content-Length: \\([0-9]+\\)\r\n\r\n" out)))
+            (let ((size (string-to-number (match-string 1 out))))
+              (gemini-companion-test-wait "the whole body" (lambda () (>= (- (length out) (match-end 0)) size)))
+              (setq reports (json-parse-string (decode-coding-string (substring out (match-end 0) (+ (match-end 0) size)) 'utf-8)
+                                               :object-type 'alist))))
+        (kill-buffer (find-buffer-visiting file))
+        (delete-process proc))
+      reports)))
+
+(ert-deftest gemini-companion-test-selection-report ()
+  "The selected text reaches the pipe as JSON, whole or cut at a UTF-8 character."
+  (let* ((text "say \"hi\"\\ to\n\ttab\x01 é😀 end\n")
+         (all (gemini-companion-test--reports text (cons 1 (1+ (length text))) 65552)))
+    (should (equal (alist-get 'method all) "context/fileFocused"))
+    (should (equal (alist-get 'selectedText (alist-get 'params all)) text))
+    (should (equal (alist-get 'line (alist-get 'cursor (alist-get 'params all))) 3)))
+  ;; The emoji is bytes 16-19: a cut at 18 bytes drops it whole, at 19 keeps it.
+  (let ((cut (gemini-companion-test--reports "say \"hi\"\\ to é😀 end" (cons 1 20) 18)))
+    (should (equal (alist-get 'selectedText (alist-get 'params cut)) "say \"hi\"\\ to é")))
+  (let ((cut (gemini-companion-test--reports "say \"hi\"\\ to é😀 end" (cons 1 20) 19)))
+    (should (equal (alist-get 'selectedText (alist-get 'params cut)) "say \"hi\"\\ to é😀")))
+  (let ((none (gemini-companion-test--reports "abc\n" nil 65552)))
+    (should-not (assq 'selectedText (alist-get 'params none)))
+    (should (equal (alist-get 'character (alist-get 'cursor (alist-get 'params none))) 1))))
+
 ;;; Transcript replay: this package against the sidecar's side of a transcript
 
 (defclass gemini-companion-test-conn (jsonrpc-connection)

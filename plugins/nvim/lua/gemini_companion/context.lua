@@ -21,7 +21,9 @@ local reported = {} -- bufnr -> path the sidecar knows this buffer by
 local renaming = {} -- bufnr -> path before a BufFilePre/BufFilePost pair
 local entered = {} -- buffers entered since the last flush, oldest first
 local last = {} -- what was last sent about the active file
-local sent_at = nil -- uv.hrtime() of the last report about the cursor
+local sent_at = nil -- uv.now() of the last report about the cursor
+local moved_at = nil -- uv.now() of the last move
+local pending_at = nil -- uv.now() of the first move not reported yet
 local timer = nil
 local group = nil
 
@@ -152,8 +154,11 @@ end
 -- Cursor ({line, character}, UTF-16 + 1) and selection of the current window.
 local function position(buf, mode)
   local cur = api.nvim_win_get_cursor(0)
-  local line = lines(buf, cur[1], cur[1])[1] or ""
-  local cursor = { line = cur[1], character = util.utf16_col(line, cur[2]) + 1 }
+  local character = 1
+  if cur[2] > 0 then
+    character = util.utf16_col(lines(buf, cur[1], cur[1])[1] or "", cur[2]) + 1
+  end
+  local cursor = { line = cur[1], character = character }
   local sel = nil
   if util.is_visual(mode) then
     sel = selection(buf, mode)
@@ -233,24 +238,33 @@ function M.flush()
   else
     return
   end
-  sent_at = uv.hrtime()
+  sent_at = uv.now()
   last = { path = path, line = cursor.line, character = cursor.character, sel = sel }
+end
+
+local armed = false -- timer is running
+local moving = false -- move_timer (below) is running: a report follows the last move
+
+-- The report timer fired.
+local function fire()
+  armed = false
+  vim.schedule(M.flush)
 end
 
 -- Reports after ms (0: at once, on the main loop), unless a report is
 -- already on its way.
 local function arm(ms)
-  if not timer then
-    timer = uv.new_timer()
+  if armed or moving then
+    return
   end
-  if not timer:is_active() then
-    timer:start(ms, 0, vim.schedule_wrap(M.flush))
-  end
+  timer = timer or uv.new_timer()
+  armed = true
+  timer:start(ms, 0, fire)
 end
 
 -- Milliseconds since the last report (a large number before the first).
 local function since_sent(now)
-  return sent_at and (now - sent_at) / 1e6 or math.huge
+  return sent_at and now - sent_at or math.huge
 end
 
 --- Reports soon: at once (on the main loop) when nothing was reported for
@@ -261,15 +275,22 @@ function M.schedule()
     vim.schedule(M.flush)
     return
   end
-  arm(math.max(0, math.floor(ms - since_sent(uv.hrtime()))))
+  arm(math.max(0, math.floor(ms - since_sent(uv.now()))))
 end
 
-local moved_at = nil -- uv.hrtime() of the last move
-local pending_at = nil -- uv.hrtime() of the first move not reported yet
-local report_later = nil -- vim.schedule_wrap(M.flush), made once
+local move_timer = nil -- reports coalesce_ms after the last move (restarted by timer:again())
+local move_ms = nil -- the timeout move_timer was started with
+
+-- The move timer fired: the cursor stopped coalesce_ms ago.
+local function stopped()
+  moving = false
+  move_timer:stop()
+  vim.schedule(M.flush)
+end
 
 --- The cursor moved or the mode changed. This runs on every keystroke, so
---- it reads the clock and, unless a report is due, only moves a timer:
+--- it reads the event loop's clock (no system call) and, unless a report
+--- is due, only restarts a timer:
 --- - the first move after a pause (none for coalesce_ms) is reported at
 ---   once (once the keys are handled), if nothing was reported in the last
 ---   coalesce_ms;
@@ -288,14 +309,20 @@ function M.moved(mode_changed)
     vim.schedule(M.flush)
     return
   end
-  local now = uv.hrtime()
-  local paused = not moved_at or (now - moved_at) / 1e6 >= ms
+  -- The loop's time: when Neovim last woke up, that is, when the key came.
+  local now = uv.now()
+  local paused = not moved_at or now - moved_at >= ms
   moved_at = now
   if
     not mode_changed
-    and ((paused and since_sent(now) >= ms) or (pending_at and (now - pending_at) / 1e6 >= 4 * ms))
+    and ((paused and (not sent_at or now - sent_at >= ms)) or (pending_at and now - pending_at >= 4 * ms))
   then
-    if timer and timer:is_active() then
+    if moving then
+      moving = false
+      move_timer:stop()
+    end
+    if armed then
+      armed = false
       timer:stop()
     end
     pending_at = nil
@@ -305,11 +332,29 @@ function M.moved(mode_changed)
     return
   end
   pending_at = pending_at or now
-  if not timer then
-    timer = uv.new_timer()
+  if armed then
+    -- The report after the last move carries what the timer would have.
+    armed = false
+    timer:stop()
   end
-  report_later = report_later or vim.schedule_wrap(M.flush)
-  timer:start(ms, 0, report_later) -- restarts it when armed
+  moving = true
+  if move_ms ~= ms then
+    move_timer = move_timer or uv.new_timer()
+    move_timer:start(ms, ms, stopped)
+    move_ms = ms
+  else
+    -- Restarts it with its repeat as the timeout, without replacing the
+    -- callback's reference as start() does.
+    move_timer:again()
+  end
+end
+
+local function on_moved()
+  M.moved(false)
+end
+
+local function on_mode_changed()
+  M.moved(true)
 end
 
 local function closed(buf)
@@ -375,12 +420,8 @@ function M.setup()
     end
     M.schedule()
   end)
-  au({ "CursorMoved", "CursorMovedI" }, function()
-    M.moved()
-  end)
-  au("ModeChanged", function()
-    M.moved(true)
-  end)
+  au({ "CursorMoved", "CursorMovedI" }, on_moved)
+  au("ModeChanged", on_mode_changed)
   au({ "WinEnter", "BufWritePost", "FocusGained" }, function()
     M.schedule()
   end)
