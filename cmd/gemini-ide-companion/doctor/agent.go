@@ -178,12 +178,7 @@ func agentSecrets(c *checks, dir string) {
 
 // WriteAgent prints the agent panel's report for a person.
 func WriteAgent(w io.Writer, r AgentReport) {
-	for _, f := range r.Findings {
-		fmt.Fprintf(w, "%-4s  %s: %s\n", strings.ToUpper(string(f.Level)), f.Check, f.Message)
-		if f.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
-		}
-	}
+	writeFindings(w, r.Findings)
 	if r.CanStart {
 		fmt.Fprintf(w, "\nThe agent panel can start Gemini CLI's A2A server in %s.\n", r.Cwd)
 	} else {

@@ -381,12 +381,7 @@ func initialize(ctx context.Context, c *http.Client, f discovery.File) error {
 // Write prints the report for a person: one line per finding, the fix
 // under it, and the verdict.
 func Write(w io.Writer, r Report) {
-	for _, f := range r.Findings {
-		fmt.Fprintf(w, "%-4s  %s: %s\n", strings.ToUpper(string(f.Level)), f.Check, f.Message)
-		if f.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
-		}
-	}
+	writeFindings(w, r.Findings)
 	if r.WouldConnect {
 		fmt.Fprintf(w, "\nA gemini started in %s would connect (/ide status: Connected).\n", r.Cwd)
 	} else {
@@ -399,4 +394,14 @@ func WriteJSON(w io.Writer, r Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// writeFindings prints one line per finding and the fix under it.
+func writeFindings(w io.Writer, findings []Finding) {
+	for _, f := range findings {
+		fmt.Fprintf(w, "%-4s  %s: %s\n", strings.ToUpper(string(f.Level)), f.Check, f.Message)
+		if f.Fix != "" {
+			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
+		}
+	}
 }
