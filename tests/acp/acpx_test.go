@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
-
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -90,7 +88,7 @@ func TestAcpx(t *testing.T) {
 		// own shutdown, and a prompt that reaches it meanwhile is refused
 		// ("Queue owner is shutting down"): wait for both to be gone.
 		testkit.WaitNoProcess(t, filepath.Join(sb.Home, "acp.log"))
-		waitNoQueueOwner(t, sb.Workspace)
+		testkit.WaitNoProcessIn(t, "__queue-owner", sb.Workspace) // acpx starts it in its folder
 		out, err := acpx(t, sb, flags, "--ttl", "1", "--format", "json", "prompt", "second question")
 		if err != nil || !strings.Contains(out, `"method":"session/load"`) || !strings.Contains(out, "Second answer.") {
 			t.Fatalf("acpx prompt after its agent exited: %v; want session/load and the answer\n%s", err, out)
@@ -103,27 +101,4 @@ func TestAcpx(t *testing.T) {
 			t.Fatalf("the conversation was lost across the restart: %q", last)
 		}
 	})
-}
-
-// waitNoQueueOwner waits until no acpx session owner (acpx __queue-owner,
-// which acpx starts in the folder it was run in) runs in dir.
-func waitNoQueueOwner(t *testing.T, dir string) {
-	t.Helper()
-	var left int32
-	if !testkit.Poll(30*time.Second, func() bool {
-		procs, _ := process.Processes()
-		for _, p := range procs {
-			cmd, err := p.Cmdline()
-			if err != nil || !strings.Contains(cmd, "__queue-owner") {
-				continue
-			}
-			if cwd, err := p.Cwd(); err == nil && cwd == dir {
-				left = p.Pid
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatalf("acpx's session owner (pid %d) still runs", left)
-	}
 }

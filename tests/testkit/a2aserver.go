@@ -49,21 +49,42 @@ func PathWith(dirs ...string) string {
 	return "PATH=" + strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
 }
 
+// findProcess returns the command line and pid of a process whose command
+// line contains marker and, when dir is not "", whose working folder is
+// dir; pid 0 when there is none.
+func findProcess(marker, dir string) (cmd string, pid int) {
+	procs, _ := process.Processes()
+	for _, p := range procs {
+		c, err := p.Cmdline()
+		if err != nil || !strings.Contains(c, marker) {
+			continue
+		}
+		if dir != "" {
+			if cwd, err := p.Cwd(); err != nil || cwd != dir {
+				continue
+			}
+		}
+		return c, int(p.Pid)
+	}
+	return "", 0
+}
+
 // WaitNoProcess waits until no process's command line contains marker (a
 // command a test started that must have been stopped).
 func WaitNoProcess(t testing.TB, marker string) {
 	t.Helper()
+	WaitNoProcessIn(t, marker, "")
+}
+
+// WaitNoProcessIn waits until no process working in dir has a command
+// line that contains marker ("" for any folder).
+func WaitNoProcessIn(t testing.TB, marker, dir string) {
+	t.Helper()
 	var left string
 	if !Poll(15*time.Second, func() bool {
-		left = ""
-		procs, _ := process.Processes()
-		for _, p := range procs {
-			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
-				left = cmd
-				return false
-			}
-		}
-		return true
+		var pid int
+		left, pid = findProcess(marker, dir)
+		return pid == 0
 	}) {
 		t.Fatalf("still running: %s", left)
 	}
@@ -73,17 +94,7 @@ func WaitNoProcess(t testing.TB, marker string) {
 // command a test made the agent start).
 func WaitProcess(t testing.TB, marker string) {
 	t.Helper()
-	if !Poll(30*time.Second, func() bool {
-		procs, _ := process.Processes()
-		for _, p := range procs {
-			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Fatalf("no process runs %q", marker)
-	}
+	ProcessWith(t, marker)
 }
 
 // WaitPIDGone waits until process pid has ended (or is a zombie nobody
@@ -112,14 +123,8 @@ func ProcessWith(t testing.TB, marker string) int {
 	t.Helper()
 	var pid int
 	if !Poll(30*time.Second, func() bool {
-		procs, _ := process.Processes()
-		for _, p := range procs {
-			if cmd, err := p.Cmdline(); err == nil && strings.Contains(cmd, marker) {
-				pid = int(p.Pid)
-				return true
-			}
-		}
-		return false
+		_, pid = findProcess(marker, "")
+		return pid != 0
 	}) {
 		t.Fatalf("no process runs %q", marker)
 	}
