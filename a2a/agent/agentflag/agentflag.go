@@ -79,9 +79,9 @@ func (f *Flags) Header(starter string) (http.Header, error) {
 	return h, nil
 }
 
-// OpenLog opens --log-file for appending (stderr when not given); close
+// OpenLog opens --log-file for appending (stderr when not given); closeLog
 // releases it.
-func (f *Flags) OpenLog() (w io.Writer, close func() error, err error) {
+func (f *Flags) OpenLog() (w io.Writer, closeLog func() error, err error) {
 	if f.LogFile == "" {
 		return os.Stderr, func() error { return nil }, nil
 	}
