@@ -145,7 +145,38 @@ build_binary() {
 
 go_tests() {
 	# The sidecar is built once, with the race detector, for every package.
-	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" go test -race -count=1 -timeout 12m ./...
+	# No package takes two minutes here; one that runs for six has hung,
+	# and the timeout's goroutine dump says where.
+	GIC_BINARY="$root/bin/gemini-ide-companion-test-race" go test -race -count=1 -timeout 6m ./... 2>&1 | tee "$go_log"
+	local rc=${PIPESTATUS[0]}
+	((rc == 0)) || go_failures "$go_log" >"$go_log.failed"
+	return "$rc"
+}
+
+go_failures() {
+	# What failed in a long go test log, for the end of the run, where a
+	# reader of only its last lines finds it: each failed test with its
+	# output, each data race, each failed package, and for a timeout the
+	# tests still running and the stacks of the goroutines in our tests.
+	echo "go test -race, what failed:"
+	awk '
+		/^FAIL\t/ { if (keep && stacks < 6) print block; block = ""; timeout = 0; print; next }
+		/^ *--- FAIL: / { show = 40; print; next }
+		/^WARNING: DATA RACE/ { race = 1 }
+		race { print; if (/^==================/) race = 0; next }
+		/^panic: test timed out/ { timeout = 1; stacks = 0; print; next }
+		timeout && /^\trunning tests:/ { running = 1; print; next }
+		running { if (/^\t\t/) { print; next } running = 0 }
+		timeout && /^goroutine [0-9]+ / { block = $0; keep = 0; next }
+		timeout && block != "" {
+			if ($0 == "") { if (keep && stacks < 6) { print block; stacks++ } block = ""; next }
+			block = block "\n" $0
+			if (/_test\.go:[0-9]+/ && !/\/testing\//) keep = 1
+			next
+		}
+		/^panic: / { print; next }
+		show > 0 { if (/^    / || /^\t/) { print; show--; next } show = 0 }
+	' "$1" | head -n 400
 }
 
 no_orphan_servers() {
@@ -184,8 +215,9 @@ sublime_tests() {
 }
 
 fuzz_log="$(mktemp "${TMPDIR:-/tmp}/fuzz-log.XXXXXX")"
+go_log="$(mktemp "${TMPDIR:-/tmp}/go-test-log.XXXXXX")"
 fuzz_cache="$(mktemp -d "${TMPDIR:-/tmp}/fuzz-cache.XXXXXX")"
-trap 'rm -rf "$fuzz_log" "$fuzz_log.failed" "$fuzz_cache" "$bg_dir"' EXIT
+trap 'rm -rf "$go_log" "$go_log.failed" "$fuzz_log" "$fuzz_log.failed" "$fuzz_cache" "$bg_dir"' EXIT
 
 fuzz_briefly() {
 	local list=scripts/fuzz-targets.txt
@@ -304,6 +336,7 @@ echo "time per step:"
 printf '  %s\n' "${timings[@]}"
 echo "  total: $SECONDS s"
 echo
+[[ -s "$go_log.failed" ]] && cat "$go_log.failed"
 [[ -s "$fuzz_log.failed" ]] && cat "$fuzz_log.failed"
 if ((failed > 0)); then
 	echo "failed: ${failures[*]}"
