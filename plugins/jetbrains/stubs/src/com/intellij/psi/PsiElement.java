@@ -7,4 +7,5 @@ public interface PsiElement extends com.intellij.openapi.util.UserDataHolder {
   @org.jetbrains.annotations.Nullable PsiReference findReferenceAt(int offset);
   @org.jetbrains.annotations.NotNull PsiElement getNavigationElement();
   @org.jetbrains.annotations.NotNull com.intellij.lang.Language getLanguage();
+  boolean isValid();
 }

@@ -18,6 +18,7 @@ import com.intellij.lang.LanguageStructureViewBuilder
 import com.intellij.navigation.ChooseByNameContributor
 import com.intellij.lang.annotation.HighlightSeverity
 import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.application.ReadAction
 import com.intellij.openapi.editor.Document
 import com.intellij.openapi.fileEditor.FileDocumentManager
 import com.intellij.openapi.fileEditor.FileEditorManager
@@ -37,6 +38,7 @@ import com.intellij.psi.search.GlobalSearchScope
 import com.intellij.psi.search.searches.ReferencesSearch
 import com.intellij.util.Processor
 import java.io.File
+import java.util.concurrent.Callable
 
 /**
  * What the IDE knows, for the editor tools: the daemon's highlighting infos (diagnostics), PSI
@@ -50,6 +52,13 @@ class IdeEditorSource(private val project: Project, override val editorName: Str
     override val offers: Set<String> = EditorTools.FEATURES.toSet()
 
     private fun <T> read(body: () -> T): T = app.runReadAction(Computable { body() })
+
+    /**
+     * A read that may take long (a search over the whole project), run so that it never keeps the
+     * user waiting: a write action (a key typed) cancels it and it runs again after, instead of
+     * waiting for it to end. [body] starts over each time, so it keeps its results to itself.
+     */
+    private fun <T> search(body: () -> T): T = ReadAction.nonBlocking(Callable { body() }).expireWith(project).executeSynchronously()
 
     private fun file(path: String): VirtualFile? =
         VirtualFileManager.getInstance().findFileByUrl("file://" + File(path).invariantSeparatorsPath.let { if (it.startsWith("/")) it else "/$it" })
@@ -116,17 +125,19 @@ class IdeEditorSource(private val project: Project, override val editorName: Str
 
     override fun references(path: String, offset: Int, max: Int): List<Span> {
         val target = target(path, offset) ?: return emptyList()
-        val out = ArrayList<Span>()
-        read {
-            ReferencesSearch.search(target, GlobalSearchScope.projectScope(project)).forEach(Processor { ref ->
-                val element = ref.element
-                val file = element.containingFile?.virtualFile?.path
-                val base = element.textRange?.startOffset
-                if (file != null && base != null) out.add(Span(file, base + ref.rangeInElement.startOffset, base + ref.rangeInElement.endOffset))
-                out.size < max
-            })
+        return search {
+            val out = ArrayList<Span>()
+            if (target.isValid) {
+                ReferencesSearch.search(target, GlobalSearchScope.projectScope(project)).forEach(Processor { ref ->
+                    val element = ref.element
+                    val file = element.containingFile?.virtualFile?.path
+                    val base = element.textRange?.startOffset
+                    if (file != null && base != null) out.add(Span(file, base + ref.rangeInElement.startOffset, base + ref.rangeInElement.endOffset))
+                    out.size < max
+                })
+            }
+            out
         }
-        return out
     }
 
     override fun hover(path: String, offset: Int): SourceHover? {
@@ -163,21 +174,21 @@ class IdeEditorSource(private val project: Project, override val editorName: Str
 
     override fun workspaceSymbols(query: String, max: Int): List<SourceWorkspaceSymbol> {
         if (DumbService.isDumb(project)) throw NotAvailable("$editorName is indexing the project; symbols can be searched once indexing finishes: try again then")
-        val out = ArrayList<SourceWorkspaceSymbol>()
-        read {
+        return search {
+            val out = ArrayList<SourceWorkspaceSymbol>()
             // The contributors of Navigate | Symbol: each language's symbols of the project.
-            for (contributor in ChooseByNameContributor.SYMBOL_EP_NAME.extensionList) {
+            found@ for (contributor in ChooseByNameContributor.SYMBOL_EP_NAME.extensionList) {
                 for (name in contributor.getNames(project, false).filter { it.contains(query, ignoreCase = true) }.distinct()) {
                     for (item in contributor.getItemsByName(name, query, project, false)) {
                         val element = item as? PsiElement ?: continue
                         val span = span(element) ?: continue
                         out.add(SourceWorkspaceSymbol(item.name ?: name, EditorTools.kindOf(element.javaClass.simpleName), span, item.presentation?.locationString))
-                        if (out.size >= max) return@read
+                        if (out.size >= max) break@found
                     }
                 }
             }
+            out
         }
-        return out
     }
 
     override fun openEditors(): List<SourceEditor> {
