@@ -53,7 +53,9 @@ func pipePeer(t *testing.T, h Handler, opts ...Option) (*Conn, io.WriteCloser, *
 		outW.Close()
 		done <- err
 	}()
-	t.Cleanup(func() { inW.Close(); <-served })
+	// At the end, what the Conn still writes is read and dropped: a pipe
+	// holds nothing, and a write nobody reads would keep Serve from ending.
+	t.Cleanup(func() { inW.Close(); _, _ = io.Copy(io.Discard, outR); <-served })
 	return c, inW, bufio.NewReader(outR), done
 }
 

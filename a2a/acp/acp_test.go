@@ -23,16 +23,27 @@ import (
 // reader of its output lines.
 func serve(t *testing.T) (io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
+	return serveWith(t, Options{AgentURL: "http://127.0.0.1:1", Timeout: time.Second, HTTPClient: agent.NewHTTPClient()})
+}
+
+// serveWith runs an Agent with opts on pipes, as serve does. When the test
+// ends, the agent's input ends and what it still writes is read and
+// dropped: a pipe holds nothing, so a notification the agent sends after
+// the test's last read (the session's commands, sent after session/new
+// is answered) would otherwise block it, and its end, for good.
+func serveWith(t *testing.T, opts Options) (io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(context.Background(), inR, outW, Options{AgentURL: "http://127.0.0.1:1", Timeout: time.Second, HTTPClient: agent.NewHTTPClient()})
+		_ = Serve(context.Background(), inR, outW, opts)
 		outW.Close()
 	}()
 	t.Cleanup(func() {
 		inW.Close()
+		_, _ = io.Copy(io.Discard, outR)
 		<-done
 	})
 	sc := bufio.NewScanner(outR)
@@ -225,16 +236,7 @@ func TestGenericA2AAgent(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = Serve(context.Background(), inR, outW, Options{AgentURL: srv.URL, Timeout: 5 * time.Second, HTTPClient: agent.NewHTTPClient()})
-		outW.Close()
-	}()
-	defer func() { inW.Close(); <-done }()
-	sc := bufio.NewScanner(outR)
+	inW, sc := serveWith(t, Options{AgentURL: srv.URL, Timeout: 5 * time.Second, HTTPClient: agent.NewHTTPClient()})
 	send := func(id int, method string, params any) map[string]any {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 		if _, err := inW.Write(append(b, '\n')); err != nil {
