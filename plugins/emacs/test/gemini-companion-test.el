@@ -603,6 +603,30 @@ advertises cancellation, the server is told to cancel it, as eglot does."
         (sleep-for 0.2)
         (should (= (length (car answers)) 1))))))
 
+;; `gemini-companion-tools--server' is called where eglot would say
+;; which server manages the buffer; the tests give theirs.
+(ert-deftest gemini-companion-test-tools-buffer-killed ()
+  "A definition asked of a buffer killed before the server answered still gets its answer."
+  (gemini-companion-test-with-dir dir
+    (let* ((path (expand-file-name "notes.txt" dir))
+           (server (gemini-companion-test-server :name "ls" :events-buffer-scrollback-size 0))
+           (answers nil))
+      (write-region "alpha\nbeta\ngamma\n" nil path)
+      (cl-letf (((symbol-function 'gemini-companion-tools--server) (lambda () server)))
+        (gemini-companion-tools-get-definition (list :path path :line 1 :character 1)
+                                               (lambda (err result) (push (list err result) answers))))
+      (should (null answers))
+      (let ((request (car (gemini-companion-test-server-sent server))))
+        (should (eq (plist-get request :method) :textDocument/definition))
+        (kill-buffer (find-buffer-visiting path))
+        (jsonrpc-connection-receive
+         server (list :id (plist-get request :id)
+                      :result (vector (list :uri (gemini-companion-tools--uri path)
+                                            :range '(:start (:line 2 :character 0) :end (:line 2 :character 5)))))))
+      (should (equal answers
+                     `((nil (:locations [(:path ,path :range (:start (:line 3 :character 1) :end (:line 3 :character 6))
+                                                :text "gamma")]))))))))
+
 ;;; Against the real sidecar
 
 (defun gemini-companion-test-binary ()
