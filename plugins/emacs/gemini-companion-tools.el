@@ -223,7 +223,7 @@ the request is cancelled as eglot cancels those it gives up on)."
                            nil))
                 :timeout-fn
                 (lambda ()
-                  ;; jsonrpc 1.0.15 and later say which request it was;
+                  ;; jsonrpc 1.0.25 and later say which request it was;
                   ;; eglot tells the server of the requests it gives up on.
                   (when (and (integerp id) (bound-and-true-p eglot-advertise-cancellation))
                     (ignore-errors (jsonrpc-notify server '$/cancelRequest (list :id id))))

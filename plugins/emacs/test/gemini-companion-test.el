@@ -581,7 +581,7 @@ SPEC is (SERVER LOG PROC): SERVER is bound to its connection, named
 
 (ert-deftest gemini-companion-test-tools-ask-deadline ()
   "A language server that does not answer in the budget: the deadline error, once.
-Where jsonrpc tells the request's id (1.0.15 and later) and eglot
+Where jsonrpc tells the request's id (1.0.25 and later) and eglot
 advertises cancellation, the server is told to cancel it, as eglot does."
   (let ((gemini-companion-link--policy '(:limits (:editorRequestTimeoutMs 1700)))
         (eglot-advertise-cancellation t))
