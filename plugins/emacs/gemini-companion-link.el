@@ -124,6 +124,21 @@ METHOD is a string.  For a request, HANDLER's value is the result; it
 signals `jsonrpc-error' (see `jsonrpc-error') to answer with an error."
   (puthash (intern method) handler gemini-companion-link--handlers))
 
+(defvar gemini-companion-link--later-handlers (make-hash-table :test #'eq)
+  "Method symbol -> handler of the sidecar's requests answered later.")
+
+(defun gemini-companion-link-on-later (method handler)
+  "Answer the sidecar's METHOD requests with HANDLER, when it is done.
+METHOD is a string.  HANDLER is called with the params and a function
+REPLY, and returns at once; it calls REPLY once, later, from a timer
+or a process's callback, with (nil RESULT) or (ERROR nil), ERROR a
+plist (:code :message).  Until then Emacs goes on running the user's
+commands.  A HANDLER that signals `jsonrpc-error' before it returns
+answers with that error at once.  A request still unanswered when the
+sidecar's deadline for it is near gets an error, so that every request
+is answered exactly once."
+  (puthash (intern method) handler gemini-companion-link--later-handlers))
+
 (defun gemini-companion-link-notify (method params)
   "Send notification METHOD (a string) with PARAMS; nil if not running."
   (when (and gemini-companion-link--conn (gemini-companion-link-running-p))
@@ -282,16 +297,109 @@ Signal an error when it fails."
   "A jsonrpc dispatcher for KIND (`request' or `notification')."
   (lambda (conn method params)
     (when (eq conn gemini-companion-link--conn)
-      (let ((handler (gethash method gemini-companion-link--handlers)))
+      (let ((handler (gethash method gemini-companion-link--handlers))
+            (later (and (eq kind 'request) (gethash method gemini-companion-link--later-handlers))))
         (if (eq kind 'request)
-            (if handler
-                (funcall handler params)
-              (jsonrpc-error :code -32601 :message (format "method not found: %s" method)))
+            (cond (later (gemini-companion-link--start-later conn method later params))
+                  (handler (funcall handler params))
+                  (t (jsonrpc-error :code -32601 :message (format "method not found: %s" method))))
           (when handler
             (condition-case err
                 (funcall handler params)
               (error (message "gemini-companion: error handling %s: %s"
                               method (error-message-string err))))))))))
+
+;;; Answers given later
+;;
+;; jsonrpc.el answers a request with what its dispatcher returns, from
+;; the process filter that read it; a dispatcher waiting there for a
+;; language server would keep Emacs from running the user's commands.
+;; So a handler registered with `gemini-companion-link-on-later' makes
+;; the dispatcher return a `gemini-companion-link--later' record at
+;; once.  jsonrpc then sends it as the result with
+;; `jsonrpc-connection-send', a generic function of its public API: the
+;; method below, on connections of this package, takes the record
+;; instead of sending it, notes the request's id in it, and the reply
+;; goes out when the handler calls REPLY.  This works the same with
+;; Emacs 28's jsonrpc (1.0.14) and later ones.
+
+(cl-defstruct (gemini-companion-link--later
+               (:constructor gemini-companion-link--later-make (conn method))
+               (:copier nil))
+  "A request of the sidecar that a handler answers later."
+  conn method
+  (id nil :documentation "The request's id, once jsonrpc has passed it on.")
+  (early nil :documentation "(ERROR RESULT) of a handler that replied before that.")
+  (answered nil :documentation "Non-nil once the reply was sent (or given up).")
+  (timer nil :documentation "The guard that answers when the handler never does."))
+
+(defclass gemini-companion-link-replies-later ()
+  ()
+  :abstract t
+  :documentation "A jsonrpc connection on which handlers may answer later.
+See `gemini-companion-link-on-later'.")
+
+(cl-defmethod jsonrpc-connection-send :around
+  ((conn gemini-companion-link-replies-later) &rest args &key id result &allow-other-keys)
+  "Send ARGS on CONN, unless RESULT is to come later: then note its ID."
+  (if (not (gemini-companion-link--later-p result))
+      (apply #'cl-call-next-method conn args)
+    (setf (gemini-companion-link--later-id result) id)
+    (when (gemini-companion-link--later-early result)
+      (apply #'gemini-companion-link--answer result (gemini-companion-link--later-early result)))))
+
+(defclass gemini-companion-link-connection (gemini-companion-link-replies-later
+                                            jsonrpc-process-connection)
+  ()
+  :documentation "The connection to the sidecar.")
+
+(defun gemini-companion-link--answer (later err result)
+  "Answer the request LATER stands for with ERR or RESULT, once.
+ERR is nil or a plist (:code :message)."
+  (cond
+   ((gemini-companion-link--later-answered later) nil)
+   ((not (gemini-companion-link--later-id later))
+    (unless (gemini-companion-link--later-early later)
+      (setf (gemini-companion-link--later-early later) (list err result))))
+   (t
+    (setf (gemini-companion-link--later-answered later) t)
+    (when (timerp (gemini-companion-link--later-timer later))
+      (cancel-timer (gemini-companion-link--later-timer later)))
+    (let ((conn (gemini-companion-link--later-conn later))
+          (id (gemini-companion-link--later-id later)))
+      ;; A sidecar that exited meanwhile has nobody left to answer.
+      (when (ignore-errors (jsonrpc-running-p conn))
+        (condition-case e
+            (if err
+                (jsonrpc-connection-send conn :id id :error err)
+              (jsonrpc-connection-send conn :id id :result result))
+          (error (message "gemini-companion: cannot answer %s: %s"
+                          (gemini-companion-link--later-method later)
+                          (error-message-string e)))))))))
+
+(defun gemini-companion-link--later-guard ()
+  "Seconds after which an unanswered request gets an error from the link.
+Half a second before the sidecar's own deadline for the editor tools."
+  (/ (max (- (or (gemini-companion-link-limit :editorRequestTimeoutMs) 10000) 500) 500) 1000.0))
+
+(defun gemini-companion-link--start-later (conn method handler params)
+  "Run HANDLER on PARAMS for request METHOD of CONN; return the pending reply."
+  (let* ((later (gemini-companion-link--later-make conn method))
+         (reply (lambda (err result) (gemini-companion-link--answer later err result))))
+    (setf (gemini-companion-link--later-timer later)
+          (run-with-timer (gemini-companion-link--later-guard) nil
+                          (lambda ()
+                            (gemini-companion-link--answer
+                             later (list :code -32011 :message (format "Emacs did not finish %s in time" method))
+                             nil))))
+    (condition-case err
+        (funcall handler params reply)
+      (error
+       ;; Answered by jsonrpc, now, with the error.
+       (setf (gemini-companion-link--later-answered later) t)
+       (cancel-timer (gemini-companion-link--later-timer later))
+       (signal (car err) (cdr err))))
+    later))
 
 (defun gemini-companion-link--connect (name command)
   "Start COMMAND and return a process connection called NAME."
@@ -302,7 +410,7 @@ Signal an error when it fails."
                                  (last (append gemini-companion-link--stderr
                                                (split-string text "\n" t))
                                        5))))))
-    (jsonrpc-process-connection
+    (gemini-companion-link-connection
      :name name
      :events-buffer-scrollback-size (if gemini-companion-log-events nil 0)
      :process (lambda ()

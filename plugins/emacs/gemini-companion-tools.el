@@ -178,18 +178,63 @@ and imenu.  Takes effect at the next start of the sidecar."
   "The eglot server managing the current buffer, or nil."
   (and (fboundp 'eglot-current-server) (eglot-current-server)))
 
-(defun gemini-companion-tools--request (server method params)
-  "Send METHOD with PARAMS to SERVER and wait for its answer."
-  (condition-case err
-      (jsonrpc-request server method params :timeout (gemini-companion-tools--budget))
-    (jsonrpc-error
-     (let* ((data (cdr err))
-            (msg (or (alist-get 'jsonrpc-error-message data) (format "%S" data))))
-       (if (string-match-p "timed out" msg)
-           (gemini-companion-tools--fail gemini-companion-tools--deadline-passed
-                                         "%s did not answer %s in time; it may still be loading the workspace: try again"
-                                         (jsonrpc-name server) method)
-         (gemini-companion-tools--fail -32603 "%s: %s" (jsonrpc-name server) msg))))))
+(defvar eglot-advertise-cancellation)
+
+(defun gemini-companion-tools--error (err)
+  "The link error (a plist) of ERR, a condition caught while answering."
+  (if (eq (car err) 'jsonrpc-error)
+      (list :code (or (alist-get 'jsonrpc-error-code (cdr err)) -32603)
+            :message (or (alist-get 'jsonrpc-error-message (cdr err)) "Internal error"))
+    (list :code -32603 :message (error-message-string err))))
+
+(defun gemini-companion-tools--ask (server method params reply convert)
+  "Send METHOD with PARAMS to SERVER; REPLY gets CONVERT's value of its answer.
+Return at once: Emacs goes on running the user's commands while the
+language server works.  REPLY is called once, with (nil RESULT) or
+\(ERROR nil): the server's error, its death, or the budget's end (then
+the request is cancelled as eglot cancels those it gives up on)."
+  (let* ((name (jsonrpc-name server))
+         (method-name (if (keywordp method) (substring (symbol-name method) 1) method))
+         (done nil)
+         (id nil)
+         (finish (lambda (err result)
+                   (unless done
+                     (setq done t)
+                     (funcall reply err result)))))
+    (condition-case err
+        (setq id
+              (car-safe
+               (jsonrpc-async-request
+                server method params
+                :success-fn
+                (lambda (result)
+                  (unless done
+                    (apply finish
+                           (condition-case err
+                               (list nil (funcall convert result))
+                             (error (list (gemini-companion-tools--error err) nil))))))
+                :error-fn
+                (lambda (err)
+                  (funcall finish
+                           (list :code -32603
+                                 :message (if (eql (plist-get err :code) -1)
+                                              (format "%s exited before it answered %s" name method-name)
+                                            (format "%s: %s" name (or (plist-get err :message) err))))
+                           nil))
+                :timeout-fn
+                (lambda ()
+                  ;; jsonrpc 1.0.25 and later say which request it was;
+                  ;; eglot tells the server of the requests it gives up on.
+                  (when (and (integerp id) (bound-and-true-p eglot-advertise-cancellation))
+                    (ignore-errors (jsonrpc-notify server '$/cancelRequest (list :id id))))
+                  (funcall finish
+                           (list :code gemini-companion-tools--deadline-passed
+                                 :message (format "%s did not answer %s in time; it may still be loading the workspace: try again"
+                                                  name method-name))
+                           nil))
+                :timeout (gemini-companion-tools--budget))))
+      (error (funcall finish (list :code -32603 :message (format "%s: %s" name (error-message-string err))) nil)))
+    nil))
 
 (defun gemini-companion-tools--uri (path)
   "PATH as a file:// URI, as eglot writes them."
@@ -347,9 +392,10 @@ RESULT is a Location, a vector of Location or of LocationLink."
   (let ((backend (xref-find-backend)))
     (and backend (or (not (eq backend 'etags)) tags-file-name tags-table-list))))
 
-(defun gemini-companion-tools--at-position (params method extra fallback convert)
-  "Ask METHOD (with EXTRA params) at PARAMS' position, CONVERT the answer.
-Without a language server, FALLBACK (a function of the point, or nil)."
+(defun gemini-companion-tools--at-position (params reply method extra fallback convert)
+  "Ask METHOD (with EXTRA params) at PARAMS' position; REPLY gets CONVERT's answer.
+Without a language server, FALLBACK (a function of the point, or nil)
+answers at once."
   (let* ((path (plist-get params :path))
          (buf (gemini-companion-tools--buffer path)))
     (with-current-buffer buf
@@ -357,32 +403,32 @@ Without a language server, FALLBACK (a function of the point, or nil)."
             (server (gemini-companion-tools--server)))
         (cond
          (server
-          (funcall convert
-                   (gemini-companion-tools--request
-                    server method
-                    (append (list :textDocument (list :uri (gemini-companion-tools--uri path))
-                                  :position (gemini-companion-tools--lsp-position point))
-                            extra))))
+          (gemini-companion-tools--ask
+           server method
+           (append (list :textDocument (list :uri (gemini-companion-tools--uri path))
+                         :position (gemini-companion-tools--lsp-position point))
+                   extra)
+           reply convert))
          ((and fallback (gemini-companion-tools--xref-usable-p))
-          (funcall fallback point))
+          (funcall reply nil (funcall fallback point)))
          (t (gemini-companion-tools--no-server path method)))))))
 
-(defun gemini-companion-tools-get-definition (params)
-  "Answer editor/getDefinition for PARAMS."
+(defun gemini-companion-tools-get-definition (params reply)
+  "Answer editor/getDefinition for PARAMS: call REPLY with (ERROR RESULT)."
   (let ((max (gemini-companion-tools--max params)))
     (gemini-companion-tools--at-position
-     params :textDocument/definition nil
+     params reply :textDocument/definition nil
      (lambda (point)
        (let* ((backend (xref-find-backend))
               (id (save-excursion (goto-char point) (xref-backend-identifier-at-point backend))))
          (gemini-companion-tools--xref-locations (and id (xref-backend-definitions backend id)) max)))
      (lambda (result) (gemini-companion-tools--locations result max)))))
 
-(defun gemini-companion-tools-get-references (params)
-  "Answer editor/getReferences for PARAMS."
+(defun gemini-companion-tools-get-references (params reply)
+  "Answer editor/getReferences for PARAMS: call REPLY with (ERROR RESULT)."
   (let ((max (gemini-companion-tools--max params)))
     (gemini-companion-tools--at-position
-     params :textDocument/references (list :context (list :includeDeclaration t))
+     params reply :textDocument/references (list :context (list :includeDeclaration t))
      (lambda (point)
        (let* ((backend (xref-find-backend))
               (id (save-excursion (goto-char point) (xref-backend-identifier-at-point backend))))
@@ -399,10 +445,10 @@ Without a language server, FALLBACK (a function of the point, or nil)."
         ((listp contents) (or (plist-get contents :value) ""))
         (t "")))
 
-(defun gemini-companion-tools-get-hover (params)
-  "Answer editor/getHover for PARAMS."
+(defun gemini-companion-tools-get-hover (params reply)
+  "Answer editor/getHover for PARAMS: call REPLY with (ERROR RESULT)."
   (gemini-companion-tools--at-position
-   params :textDocument/hover nil nil
+   params reply :textDocument/hover nil nil
    (lambda (result)
      (if (not result)
          (list :contents "")
@@ -458,8 +504,34 @@ Without a language server, FALLBACK (a function of the point, or nil)."
           ((string-match-p "package\\|module\\|import" g) "module")
           (t "other"))))
 
-(defun gemini-companion-tools-get-document-symbols (params)
-  "Answer editor/getDocumentSymbols for PARAMS."
+(defun gemini-companion-tools--outline (result lines max)
+  "LSP document symbols RESULT, in a file of LINES, as the link's, at most MAX."
+  (let ((count 0) (truncated nil))
+    (cl-labels
+        ((convert (list)
+                  (let (out)
+                    (dolist (s (append list nil))
+                      (if (>= count max)
+                          (setq truncated t)
+                        (let ((range (or (plist-get s :range) (plist-get (plist-get s :location) :range))))
+                          (when range
+                            (setq count (1+ count))
+                            (let ((children (convert (plist-get s :children)))
+                                  (detail (plist-get s :detail)))
+                              (push (append (list :name (plist-get s :name)
+                                                  :kind (gemini-companion-tools--kind (plist-get s :kind))
+                                                  :range (gemini-companion-tools--range-from-lsp lines range))
+                                            (and (stringp detail) (not (string-empty-p detail)) (list :detail detail))
+                                            (and children (list :children (vconcat children))))
+                                    out))))))
+                    (nreverse out))))
+      (let ((syms (convert result)))
+        (if truncated
+            (list :symbols (vconcat syms) :truncated t)
+          (list :symbols (vconcat syms)))))))
+
+(defun gemini-companion-tools-get-document-symbols (params reply)
+  "Answer editor/getDocumentSymbols for PARAMS: call REPLY with (ERROR RESULT)."
   (let* ((path (plist-get params :path))
          (max (gemini-companion-tools--max params))
          (buf (gemini-companion-tools--buffer path)))
@@ -475,39 +547,41 @@ Without a language server, FALLBACK (a function of the point, or nil)."
                                               (gemini-companion-tools--name path)))
               (let ((res (gemini-companion-tools--imenu
                           (cl-remove-if (lambda (e) (equal (car e) imenu--rescan-item)) index) max)))
-                (if (cdr res)
-                    (list :symbols (vconcat (car res)) :truncated t)
-                  (list :symbols (vconcat (car res))))))
-          (let* ((result (gemini-companion-tools--request
-                          server :textDocument/documentSymbol
-                          (list :textDocument (list :uri (gemini-companion-tools--uri path)))))
-                 (lines (gemini-companion-tools--lines (make-hash-table :test #'equal) path))
-                 (count 0) (truncated nil))
-            (cl-labels
-                ((convert (list)
-                          (let (out)
-                            (dolist (s (append list nil))
-                              (if (>= count max)
-                                  (setq truncated t)
-                                (let ((range (or (plist-get s :range) (plist-get (plist-get s :location) :range))))
-                                  (when range
-                                    (setq count (1+ count))
-                                    (let ((children (convert (plist-get s :children)))
-                                          (detail (plist-get s :detail)))
-                                      (push (append (list :name (plist-get s :name)
-                                                          :kind (gemini-companion-tools--kind (plist-get s :kind))
-                                                          :range (gemini-companion-tools--range-from-lsp lines range))
-                                                    (and (stringp detail) (not (string-empty-p detail)) (list :detail detail))
-                                                    (and children (list :children (vconcat children))))
-                                            out))))))
-                            (nreverse out))))
-              (let ((syms (convert result)))
-                (if truncated
-                    (list :symbols (vconcat syms) :truncated t)
-                  (list :symbols (vconcat syms)))))))))))
+                (funcall reply nil
+                         (if (cdr res)
+                             (list :symbols (vconcat (car res)) :truncated t)
+                           (list :symbols (vconcat (car res)))))))
+          (gemini-companion-tools--ask
+           server :textDocument/documentSymbol
+           (list :textDocument (list :uri (gemini-companion-tools--uri path)))
+           reply
+           (lambda (result)
+             (gemini-companion-tools--outline
+              result (gemini-companion-tools--lines (make-hash-table :test #'equal) path) max))))))))
 
-(defun gemini-companion-tools-search-workspace-symbols (params)
-  "Answer editor/searchWorkspaceSymbols for PARAMS."
+(defun gemini-companion-tools--workspace-symbols (result max)
+  "LSP workspace symbols RESULT as the link's, at most MAX."
+  (let ((cache (make-hash-table :test #'equal))
+        (out nil))
+    (dolist (s (append result nil))
+      (let* ((loc (plist-get s :location))
+             (uri (plist-get loc :uri)))
+        (when uri
+          (let* ((path (gemini-companion-tools--path uri))
+                 (range (or (plist-get loc :range) '(:start (:line 0 :character 0) :end (:line 0 :character 0))))
+                 (container (plist-get s :containerName)))
+            (push (append (list :name (plist-get s :name)
+                                :kind (gemini-companion-tools--kind (plist-get s :kind))
+                                :path path
+                                :range (gemini-companion-tools--range-from-lsp
+                                        (gemini-companion-tools--lines cache path) range))
+                          (and (stringp container) (not (string-empty-p container))
+                               (list :containerName container)))
+                  out)))))
+    (gemini-companion-tools--result :symbols (nreverse out) max)))
+
+(defun gemini-companion-tools-search-workspace-symbols (params reply)
+  "Answer editor/searchWorkspaceSymbols for PARAMS: call REPLY with (ERROR RESULT)."
   (let* ((query (or (plist-get params :query) ""))
          (max (gemini-companion-tools--max params))
          (server (cl-some (lambda (b) (with-current-buffer b (gemini-companion-tools--server)))
@@ -515,25 +589,8 @@ Without a language server, FALLBACK (a function of the point, or nil)."
     (unless server
       (gemini-companion-tools--fail gemini-companion-tools--not-available
                                     "Emacs has no language server running to search workspace symbols: start eglot in a buffer of the project"))
-    (let ((result (gemini-companion-tools--request server :workspace/symbol (list :query query)))
-          (cache (make-hash-table :test #'equal))
-          (out nil))
-      (dolist (s (append result nil))
-        (let* ((loc (plist-get s :location))
-               (uri (plist-get loc :uri)))
-          (when uri
-            (let* ((path (gemini-companion-tools--path uri))
-                   (range (or (plist-get loc :range) '(:start (:line 0 :character 0) :end (:line 0 :character 0))))
-                   (container (plist-get s :containerName)))
-              (push (append (list :name (plist-get s :name)
-                                  :kind (gemini-companion-tools--kind (plist-get s :kind))
-                                  :path path
-                                  :range (gemini-companion-tools--range-from-lsp
-                                          (gemini-companion-tools--lines cache path) range))
-                            (and (stringp container) (not (string-empty-p container))
-                                 (list :containerName container)))
-                    out)))))
-      (gemini-companion-tools--result :symbols (nreverse out) max))))
+    (gemini-companion-tools--ask server :workspace/symbol (list :query query) reply
+                                 (lambda (result) (gemini-companion-tools--workspace-symbols result max)))))
 
 ;;; Open files
 
@@ -614,31 +671,44 @@ first window that does (the user may be in a terminal)."
 
 (defconst gemini-companion-tools--handlers
   '(("editor/getDiagnostics" :diagnostics gemini-companion-tools-get-diagnostics)
-    ("editor/getDefinition" :definition gemini-companion-tools-get-definition)
-    ("editor/getReferences" :references gemini-companion-tools-get-references)
-    ("editor/getHover" :hover gemini-companion-tools-get-hover)
-    ("editor/getDocumentSymbols" :documentSymbols gemini-companion-tools-get-document-symbols)
-    ("editor/searchWorkspaceSymbols" :workspaceSymbols gemini-companion-tools-search-workspace-symbols)
+    ("editor/getDefinition" :definition gemini-companion-tools-get-definition later)
+    ("editor/getReferences" :references gemini-companion-tools-get-references later)
+    ("editor/getHover" :hover gemini-companion-tools-get-hover later)
+    ("editor/getDocumentSymbols" :documentSymbols gemini-companion-tools-get-document-symbols later)
+    ("editor/searchWorkspaceSymbols" :workspaceSymbols gemini-companion-tools-search-workspace-symbols later)
     ("editor/getOpenEditors" :openEditors gemini-companion-tools-get-open-editors)
     ("editor/openFile" :openFile gemini-companion-tools-open-file))
-  "The editor/* methods: their capability and handler.")
+  "The editor/* methods: their capability and handler.
+Those marked `later' may ask a language server: they answer when it
+has, through `gemini-companion-link-on-later', so that Emacs does not
+wait for it; the others answer at once.")
 
 (defun gemini-companion-tools-capabilities ()
   "The editor tools' capabilities for `initialize', as a plist."
-  (cl-loop for (_method cap _fn) in gemini-companion-tools--handlers
+  (cl-loop for (_method cap) in gemini-companion-tools--handlers
            append (list cap (if gemini-companion-tools t :json-false))))
 
 (setq gemini-companion-link-capabilities-function #'gemini-companion-tools-capabilities)
 
+(defun gemini-companion-tools--check-on ()
+  "Answer that the tools are off unless `gemini-companion-tools' is on."
+  (unless gemini-companion-tools
+    (gemini-companion-tools--fail gemini-companion-tools--not-available
+                                  "the editor tools are off in Emacs (gemini-companion-tools)")))
+
 (dolist (h gemini-companion-tools--handlers)
   (let ((fn (nth 2 h)))
-    (gemini-companion-link-on
-     (car h)
-     (lambda (params)
-       (unless gemini-companion-tools
-         (gemini-companion-tools--fail gemini-companion-tools--not-available
-                                       "the editor tools are off in Emacs (gemini-companion-tools)"))
-       (funcall fn params)))))
+    (if (eq (nth 3 h) 'later)
+        (gemini-companion-link-on-later
+         (car h)
+         (lambda (params reply)
+           (gemini-companion-tools--check-on)
+           (funcall fn params reply)))
+      (gemini-companion-link-on
+       (car h)
+       (lambda (params)
+         (gemini-companion-tools--check-on)
+         (funcall fn params))))))
 
 (provide 'gemini-companion-tools)
 ;;; gemini-companion-tools.el ends here

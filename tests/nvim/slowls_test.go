@@ -1,12 +1,9 @@
 package nvim
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,91 +22,9 @@ import (
 // environment vim.lsp starts this test binary with.
 const slowLSEnv = "GIC_NVIM_SLOWLS_LOG"
 
-// slowLSMain runs this test binary as the slow language server when
-// slowLSEnv is set: a stdio LSP server that answers initialize (definitions,
-// full text sync), answers textDocument/definition on the first line only
-// once the document changed after the request (the user typed), and never
-// answers it elsewhere. It logs "definition <line> <id>", "change" and
-// "cancel <id>" lines to the file slowLSEnv names.
-func slowLSMain() {
-	logPath := os.Getenv(slowLSEnv)
-	if logPath == "" {
-		return
-	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		os.Exit(2)
-	}
-	note := func(format string, args ...any) { fmt.Fprintf(logf, format+"\n", args...) }
-	r := textproto.NewReader(bufio.NewReader(os.Stdin))
-	send := func(msg map[string]any) {
-		msg["jsonrpc"] = "2.0"
-		body, _ := json.Marshal(msg)
-		fmt.Fprintf(os.Stdout, "Content-Length: %d\r\n\r\n%s", len(body), body)
-	}
-	type waiting struct {
-		id  json.RawMessage
-		uri string
-	}
-	var held []waiting
-	for {
-		head, err := r.ReadMIMEHeader()
-		if err != nil {
-			os.Exit(0)
-		}
-		var n int
-		fmt.Sscan(head.Get("Content-Length"), &n)
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r.R, body); err != nil {
-			os.Exit(0)
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ID           json.RawMessage `json:"id"`
-				TextDocument struct {
-					URI string `json:"uri"`
-				} `json:"textDocument"`
-				Position struct {
-					Line int `json:"line"`
-				} `json:"position"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &msg) != nil {
-			continue
-		}
-		switch msg.Method {
-		case "initialize":
-			send(map[string]any{"id": msg.ID, "result": map[string]any{
-				"capabilities": map[string]any{"definitionProvider": true, "textDocumentSync": 1},
-				"serverInfo":   map[string]any{"name": "slowls"},
-			}})
-		case "textDocument/definition":
-			note("definition %d %s", msg.Params.Position.Line+1, msg.ID)
-			if msg.Params.Position.Line == 0 {
-				held = append(held, waiting{msg.ID, msg.Params.TextDocument.URI})
-			}
-		case "textDocument/didChange":
-			note("change")
-			for _, w := range held {
-				send(map[string]any{"id": w.id, "result": []any{map[string]any{
-					"uri":   w.uri,
-					"range": map[string]any{"start": map[string]any{"line": 2, "character": 0}, "end": map[string]any{"line": 2, "character": 5}},
-				}}})
-			}
-			held = nil
-		case "$/cancelRequest":
-			note("cancel %s", msg.Params.ID)
-		case "exit":
-			os.Exit(0)
-		default:
-			if len(msg.ID) > 0 {
-				send(map[string]any{"id": msg.ID, "result": nil})
-			}
-		}
-	}
-}
+// slowLSMain runs this test binary as testkit's slow language server
+// when slowLSEnv is set.
+func slowLSMain() { testkit.SlowLSMain(slowLSEnv) }
 
 // slowLSInit starts the slow language server for text files, as a user
 // configures a server with vim.lsp on Neovim 0.7.

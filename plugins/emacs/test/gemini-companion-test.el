@@ -144,7 +144,7 @@ which echoes them, and are read back from its output."
 
 ;;; Transcript replay: this package against the sidecar's side of a transcript
 
-(defclass gemini-companion-test-conn (jsonrpc-connection)
+(defclass gemini-companion-test-conn (gemini-companion-link-replies-later jsonrpc-connection)
   ((sent :initform nil :accessor gemini-companion-test-sent))
   "A connection whose other end is the replayer.")
 
@@ -432,6 +432,200 @@ CAPS is a cons whose car collects (KEY . VALUE) of matched placeholders."
     (dolist (f files)
       (message "replaying %s" f)
       (gemini-companion-test-replay f))))
+
+;;; Answers given later (the editor tools that wait for a language server)
+
+(defvar eglot-advertise-cancellation)
+
+(defmacro gemini-companion-test-with-later (spec &rest body)
+  "Run BODY with a replay connection as the link's and a later handler.
+SPEC is (CONN METHOD HANDLER): CONN is bound to the connection, METHOD
+\(a string) is answered by HANDLER with `gemini-companion-link-on-later'."
+  (declare (indent 1))
+  (let ((conn (nth 0 spec)) (method (nth 1 spec)) (handler (nth 2 spec)))
+    `(let* ((,conn (gemini-companion-test-conn :name "later" :events-buffer-scrollback-size 0
+                                                :request-dispatcher (gemini-companion-link--dispatch 'request)
+                                                :notification-dispatcher (gemini-companion-link--dispatch 'notification)))
+            (gemini-companion-link--conn ,conn)
+            (gemini-companion-link--later-handlers (make-hash-table :test #'eq)))
+       (gemini-companion-link-on-later ,method ,handler)
+       ,@body)))
+
+(defun gemini-companion-test--sidecar-asks (conn id method)
+  "Make CONN receive request METHOD with ID from the sidecar."
+  (with-temp-buffer
+    (jsonrpc-connection-receive conn (list :jsonrpc "2.0" :id id :method method :params '(:path "/x")))))
+
+(defun gemini-companion-test--replies (conn id)
+  "The replies to request ID that the package sent on CONN, parsed."
+  (cl-remove-if-not (lambda (m) (and (equal (alist-get 'id m) id) (or (assq 'result m) (assq 'error m))))
+                    (mapcar #'gemini-companion-test--parse (gemini-companion-test-sent conn))))
+
+(ert-deftest gemini-companion-test-later-reply-once ()
+  "A request answered later gets one reply, with its id, when the handler is done."
+  (let ((reply nil))
+    (gemini-companion-test-with-later (conn "test/later" (lambda (_params r) (setq reply r)))
+      (gemini-companion-test--sidecar-asks conn 7 "test/later")
+      (should (functionp reply))
+      ;; Nothing is sent while the handler works, not even a placeholder.
+      (should (null (gemini-companion-test-sent conn)))
+      (funcall reply nil '(:answer 42))
+      (funcall reply '(:code -32603 :message "too late") nil)
+      (let ((replies (gemini-companion-test--replies conn 7)))
+        (should (= (length replies) 1))
+        (should (equal (alist-get 'answer (alist-get 'result (car replies))) 42))
+        (should-not (assq 'error (car replies))))))
+  ;; A handler that answers before it returns is answered once, too.
+  (gemini-companion-test-with-later (conn "test/now" (lambda (_params r) (funcall r nil '(:n 1)) (funcall r nil '(:n 2))))
+    (gemini-companion-test--sidecar-asks conn 8 "test/now")
+    (let ((replies (gemini-companion-test--replies conn 8)))
+      (should (= (length replies) 1))
+      (should (equal (alist-get 'n (alist-get 'result (car replies))) 1))))
+  ;; One that signals before it returns answers with its error at once,
+  ;; and the link's guard adds nothing after it.
+  (let ((gemini-companion-link--policy '(:limits (:editorRequestTimeoutMs 600))))
+    (gemini-companion-test-with-later (conn "test/bad" (lambda (_params _r) (jsonrpc-error :code -32602 :message "line must be 1 or more")))
+      (gemini-companion-test--sidecar-asks conn 9 "test/bad")
+      (let ((replies (gemini-companion-test--replies conn 9)))
+        (should (= (length replies) 1))
+        (should (equal (alist-get 'error (car replies)) '((code . -32602) (message . "line must be 1 or more")))))
+      (sleep-for 0.7)
+      (should (= (length (gemini-companion-test--replies conn 9)) 1)))))
+
+(ert-deftest gemini-companion-test-later-guard ()
+  "A handler that never answers: the link answers before the sidecar's deadline."
+  (let ((gemini-companion-link--policy '(:limits (:editorRequestTimeoutMs 600)))
+        (reply nil))
+    (gemini-companion-test-with-later (conn "test/never" (lambda (_params r) (setq reply r)))
+      (gemini-companion-test--sidecar-asks conn 5 "test/never")
+      (should (null (gemini-companion-test--replies conn 5)))
+      (gemini-companion-test-wait "the guard's answer" (lambda () (gemini-companion-test--replies conn 5)) 5)
+      (funcall reply nil '(:late t))
+      (let ((replies (gemini-companion-test--replies conn 5)))
+        (should (= (length replies) 1))
+        (should (equal (alist-get 'error (car replies))
+                       '((code . -32011) (message . "Emacs did not finish test/never in time"))))))))
+
+(defclass gemini-companion-test-server (jsonrpc-connection)
+  ((sent :initform nil :accessor gemini-companion-test-server-sent))
+  "A language server played by the test: it keeps what it is sent.")
+
+(cl-defmethod jsonrpc-connection-send ((conn gemini-companion-test-server) &rest args)
+  "Keep ARGS, a message to the language server CONN."
+  (setf (gemini-companion-test-server-sent conn) (append (gemini-companion-test-server-sent conn) (list args))))
+
+(defmacro gemini-companion-test-with-stuck-server (spec &rest body)
+  "Run BODY with a language server that reads everything and never answers.
+SPEC is (SERVER LOG PROC): SERVER is bound to its connection, named
+\"stuck\", LOG to the file of all it was sent, PROC to its process."
+  (declare (indent 1))
+  (let ((server (nth 0 spec)) (log (nth 1 spec)) (proc (nth 2 spec)))
+    `(gemini-companion-test-with-dir dir
+       (let* ((,log (expand-file-name "received" dir))
+              (,proc nil)
+              (,server (jsonrpc-process-connection
+                        :name "stuck" :events-buffer-scrollback-size 0
+                        :process (lambda ()
+                                   (setq ,proc (make-process
+                                                :name "stuck" :connection-type 'pipe :noquery t
+                                                :command (list "sh" "-c" (concat "exec cat >" (shell-quote-argument ,log)))))))))
+         (ignore ,proc)
+         (unwind-protect (progn ,@body)
+           (ignore-errors (jsonrpc-shutdown ,server t)))))))
+
+(defun gemini-companion-test--ask (server method)
+  "Ask SERVER METHOD as the editor tools do; return a cell the answers gather in."
+  (let ((answers (list nil)))
+    (gemini-companion-tools--ask server method '(:textDocument (:uri "file:///x"))
+                                 (lambda (err result) (push (list err result) (car answers)))
+                                 (lambda (result) (list :got result)))
+    answers))
+
+(ert-deftest gemini-companion-test-tools-ask-answers ()
+  "A language server's answer, converted, or its error, reaches REPLY once."
+  (let* ((server (gemini-companion-test-server :name "ls" :events-buffer-scrollback-size 0))
+         (ok (gemini-companion-test--ask server :textDocument/hover))
+         (bad (gemini-companion-test--ask server :textDocument/definition))
+         (sent (gemini-companion-test-server-sent server)))
+    (should (equal (mapcar (lambda (m) (plist-get m :method)) sent) '(:textDocument/hover :textDocument/definition)))
+    ;; Nothing is answered before the server does.
+    (should (equal (car ok) nil))
+    (jsonrpc-connection-receive server (list :id (plist-get (nth 0 sent) :id) :result '(:contents "doc")))
+    (jsonrpc-connection-receive server (list :id (plist-get (nth 1 sent) :id) :error '(:code -32800 :message "busy")))
+    (should (equal (car ok) '((nil (:got (:contents "doc"))))))
+    (should (equal (car bad) '(((:code -32603 :message "ls: busy") nil))))
+    ;; A conversion that fails is an error too, not silence.
+    (let ((broken (list nil)))
+      (gemini-companion-tools--ask server :textDocument/hover nil
+                                   (lambda (err result) (push (list err result) (car broken)))
+                                   (lambda (_result) (error "No such file")))
+      (jsonrpc-connection-receive server (list :id (plist-get (car (last (gemini-companion-test-server-sent server))) :id)
+                                               :result nil))
+      (should (equal (car broken) '(((:code -32603 :message "No such file") nil)))))))
+
+(ert-deftest gemini-companion-test-tools-ask-server-died ()
+  "A language server that exits while Emacs waits: a clear error, once."
+  (let ((gemini-companion-link--policy '(:limits (:editorRequestTimeoutMs 30000))))
+    (gemini-companion-test-with-stuck-server (server log proc)
+      (let ((answers (gemini-companion-test--ask server :textDocument/definition)))
+        (gemini-companion-test-wait "the request to reach the server"
+                                    (lambda () (and (file-exists-p log)
+                                                    (with-temp-buffer (insert-file-contents log)
+                                                                      (search-forward "textDocument/definition" nil t)))))
+        (should (null (car answers)))
+        (kill-process proc)
+        (gemini-companion-test-wait "the answer" (lambda () (car answers)))
+        (sleep-for 0.2)
+        (should (equal (car answers)
+                       '(((:code -32603 :message "stuck exited before it answered textDocument/definition") nil))))))))
+
+(ert-deftest gemini-companion-test-tools-ask-deadline ()
+  "A language server that does not answer in the budget: the deadline error, once.
+Where jsonrpc tells the request's id (1.0.25 and later) and eglot
+advertises cancellation, the server is told to cancel it, as eglot does."
+  (let ((gemini-companion-link--policy '(:limits (:editorRequestTimeoutMs 1700)))
+        (eglot-advertise-cancellation t))
+    (gemini-companion-test-with-stuck-server (server log _proc)
+      (let* ((probe-id (car-safe (jsonrpc-async-request server :probe nil :timeout 30)))
+             (started (float-time))
+             (answers (gemini-companion-test--ask server :textDocument/definition)))
+        (gemini-companion-test-wait "the answer" (lambda () (car answers)) 10)
+        (should (>= (- (float-time) started) 0.19))
+        (should (equal (car answers)
+                       '(((:code -32011 :message "stuck did not answer textDocument/definition in time; it may still be loading the workspace: try again") nil))))
+        (if (not probe-id)
+            (progn (sleep-for 0.2)
+                   (should-not (with-temp-buffer (insert-file-contents log) (search-forward "cancelRequest" nil t))))
+          (gemini-companion-test-wait "$/cancelRequest for it"
+                                      (lambda () (with-temp-buffer
+                                                   (insert-file-contents log)
+                                                   (search-forward (format "\"$/cancelRequest\",\"params\":{\"id\":%d}" (1+ probe-id)) nil t)))))
+        (sleep-for 0.2)
+        (should (= (length (car answers)) 1))))))
+
+;; `gemini-companion-tools--server' is called where eglot would say
+;; which server manages the buffer; the tests give theirs.
+(ert-deftest gemini-companion-test-tools-buffer-killed ()
+  "A definition asked of a buffer killed before the server answered still gets its answer."
+  (gemini-companion-test-with-dir dir
+    (let* ((path (expand-file-name "notes.txt" dir))
+           (server (gemini-companion-test-server :name "ls" :events-buffer-scrollback-size 0))
+           (answers nil))
+      (write-region "alpha\nbeta\ngamma\n" nil path)
+      (cl-letf (((symbol-function 'gemini-companion-tools--server) (lambda () server)))
+        (gemini-companion-tools-get-definition (list :path path :line 1 :character 1)
+                                               (lambda (err result) (push (list err result) answers))))
+      (should (null answers))
+      (let ((request (car (gemini-companion-test-server-sent server))))
+        (should (eq (plist-get request :method) :textDocument/definition))
+        (kill-buffer (find-buffer-visiting path))
+        (jsonrpc-connection-receive
+         server (list :id (plist-get request :id)
+                      :result (vector (list :uri (gemini-companion-tools--uri path)
+                                            :range '(:start (:line 2 :character 0) :end (:line 2 :character 5)))))))
+      (should (equal answers
+                     `((nil (:locations [(:path ,path :range (:start (:line 3 :character 1) :end (:line 3 :character 6))
+                                                :text "gamma")]))))))))
 
 ;;; Against the real sidecar
 

@@ -1,0 +1,191 @@
+package emacs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+)
+
+// A language server that is slow to answer, and what the user sees while an
+// agent waits for it: Emacs goes on taking typed keys.
+
+// slowLSEnv names the log file of the slow language server; set only in the
+// environment of the Emacs that starts this test binary as one.
+const slowLSEnv = "GIC_EMACS_SLOWLS_LOG"
+
+func TestMain(m *testing.M) {
+	testkit.SlowLSMain(slowLSEnv)
+	os.Exit(m.Run())
+}
+
+// slowLSInit starts the slow language server for text files with eglot, as
+// a user sets up a server for a mode.
+const slowLSInit = `
+(require 'eglot)
+(add-to-list 'eglot-server-programs '(text-mode . (%s)))
+(add-hook 'text-mode-hook #'eglot-ensure)
+`
+
+func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
+	requireEmacs(t)
+	tmuxdrive.Require(t)
+	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/eglot-[0-9]*"); len(m) == 0 {
+		tmuxdrive.Missing(t, "eglot is not installed (apt-get install elpa-eglot)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := testkit.NewSandbox(t)
+	logPath := filepath.Join(sb.TmpDir, "slowls.log")
+	notes := sb.WriteFile(t, "notes.txt", "alpha\nbeta\ngamma\n")
+	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color", slowLSEnv+"="+logPath)
+	em := startEmacsWith(t, sb, env, fmt.Sprintf(slowLSInit, quote(exe)), "gemini", "auto", "notes.txt")
+	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
+	em.WaitEval(t, "eglot to manage notes.txt with the slow server",
+		`(with-current-buffer "notes.txt" (and (eglot-current-server) (eglot-managed-p) t))`, waitTimeout)
+	name, err := strconv.Unquote(em.Eval(t, `(jsonrpc-name (with-current-buffer "notes.txt" (eglot-current-server)))`))
+	if err != nil {
+		t.Fatalf("the language server's name: %v", err)
+	}
+	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
+	text, err := strconv.Unquote(info)
+	var vars map[string]string
+	if err != nil || json.Unmarshal([]byte(text), &vars) != nil {
+		t.Fatalf("the sidecar's env: %s", info)
+	}
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	more := func() string {
+		b, _ := os.ReadFile(logPath)
+		return "screen:\n" + em.pane.Screen() + "\nlanguage server log:\n" + string(b) + "\nsidecar log tail:\n" + tail(em.log)
+	}
+
+	type answer struct {
+		text  string
+		isErr bool
+		err   error
+	}
+	// getDefinition as an agent calls it; the answer comes on the channel.
+	ask := func(line int) <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := tc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "getDefinition",
+				Arguments: map[string]any{"path": notes, "line": line, "character": 1}})
+			if err != nil {
+				ch <- answer{err: err}
+				return
+			}
+			var text string
+			if len(res.Content) == 1 {
+				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			ch <- answer{text: text, isErr: res.IsError}
+		}()
+		return ch
+	}
+	logged := func(t *testing.T, what string) {
+		t.Helper()
+		if !testkit.Poll(waitTimeout, func() bool {
+			b, _ := os.ReadFile(logPath)
+			return strings.Contains(string(b), what)
+		}) {
+			t.Fatalf("the language server never logged %q\n%s", what, more())
+		}
+	}
+	// typed types text at the end of the first line, as a user does, and
+	// waits until Emacs shows the line; pending, if given, must not have
+	// answered by then.
+	typed := func(t *testing.T, text, line1 string, pending <-chan answer) {
+		t.Helper()
+		keys := []string{"M-<", "C-e"}
+		for _, r := range text {
+			if r == ' ' {
+				keys = append(keys, "Space")
+			} else {
+				keys = append(keys, string(r))
+			}
+		}
+		em.pane.Keys(t, keys...)
+		em.pane.WaitFor(t, line1, waitTimeout)
+		if pending != nil {
+			select {
+			case a := <-pending:
+				t.Fatalf("the tool answered (%+v) before Emacs showed the typed text\n%s", a, more())
+			default:
+			}
+		}
+	}
+	receive := func(t *testing.T, ch <-chan answer) answer {
+		t.Helper()
+		select {
+		case a := <-ch:
+			if a.err != nil {
+				t.Fatalf("getDefinition: %v\n%s", a.err, more())
+			}
+			return a
+		case <-time.After(40 * time.Second):
+			t.Fatalf("getDefinition never answered\n%s", more())
+		}
+		return answer{}
+	}
+
+	t.Run("the answer comes after the user's typing", func(t *testing.T) {
+		// The server answers once the document changed: only when Emacs
+		// took the keys typed while the agent waited.
+		ch := ask(1)
+		logged(t, "definition 1 ")
+		typed(t, " one", "alpha one", nil)
+		a := receive(t, ch)
+		var res struct {
+			Locations []struct {
+				Path  string `json:"path"`
+				Range struct {
+					Start struct{ Line, Character int }
+				} `json:"range"`
+				Text string `json:"text"`
+			} `json:"locations"`
+		}
+		if a.isErr || json.Unmarshal([]byte(a.text), &res) != nil || len(res.Locations) != 1 {
+			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.text, a.isErr, more())
+		}
+		l := res.Locations[0]
+		if l.Path != notes || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
+			t.Errorf("getDefinition answered %+v, want notes.txt 3:1 \"gamma\"", l)
+		}
+	})
+
+	t.Run("the deadline passes while the user types", func(t *testing.T) {
+		ch := ask(2)
+		logged(t, "definition 2 ")
+		typed(t, " two", "alpha one two", ch)
+		a := receive(t, ch)
+		want := name + " did not answer textDocument/definition in time; it may still be loading the workspace: try again"
+		if !a.isErr || a.text != want {
+			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.text, a.isErr, want)
+		}
+		// What was typed is what is saved.
+		em.pane.Keys(t, "C-x", "C-s")
+		if !testkit.Poll(waitTimeout, func() bool {
+			b, _ := os.ReadFile(notes)
+			return string(b) == "alpha one two\nbeta\ngamma\n"
+		}) {
+			b, _ := os.ReadFile(notes)
+			t.Errorf("notes.txt on disk after C-x C-s: %q\n%s", b, more())
+		}
+	})
+}
