@@ -179,6 +179,8 @@ and imenu.  Takes effect at the next start of the sidecar."
   (and (fboundp 'eglot-current-server) (eglot-current-server)))
 
 (defvar eglot-advertise-cancellation)
+(defvar eglot--managed-mode)
+(declare-function eglot--signal-textDocument/didChange "ext:eglot" ())
 
 (defun gemini-companion-tools--error (err)
   "The link error (a plist) of ERR, a condition caught while answering."
@@ -201,6 +203,12 @@ the request is cancelled as eglot cancels those it gives up on)."
                    (unless done
                      (setq done t)
                      (funcall reply err result)))))
+    ;; What the user typed since eglot last told the server goes first,
+    ;; as before eglot's own requests: the position is in today's text.
+    (when (and (fboundp 'eglot--signal-textDocument/didChange)
+               (bound-and-true-p eglot--managed-mode)
+               (eq (gemini-companion-tools--server) server))
+      (ignore-errors (eglot--signal-textDocument/didChange)))
     (condition-case err
         (setq id
               (car-safe

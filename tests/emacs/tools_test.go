@@ -79,6 +79,33 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 		em.Eval(t, fmt.Sprintf(`(with-current-buffer (find-buffer-visiting %s) (revert-buffer t t))`, quote(ws.Helper)))
 	})
 
+	// The user types two lines and the agent asks at once, before eglot
+	// has told the language server (it waits for half a second without a
+	// key): the plugin tells it first, and the answer is for the text on
+	// screen.
+	t.Run("getDefinition just after typing", func(t *testing.T) {
+		em.Eval(t, `(progn (switch-to-buffer "main.go") (goto-char (point-min)))`)
+		var keys []string
+		for _, r := range "// typed\n// just now\n" {
+			switch r {
+			case ' ':
+				keys = append(keys, "Space")
+			case '\n':
+				keys = append(keys, "Enter")
+			default:
+				keys = append(keys, string(r))
+			}
+		}
+		em.pane.Keys(t, keys...)
+		defer em.Eval(t, `(with-current-buffer "main.go" (revert-buffer t t))`)
+		em.WaitEval(t, "the typed lines in main.go", `(with-current-buffer "main.go" (save-excursion (goto-char (point-min)) (and (looking-at "// typed\n// just now\npackage main") t)))`, waitTimeout)
+		var res protocol.LocationsResult
+		tc.MustCall(t, "getDefinition", map[string]any{"path": ws.Main, "line": ws.UseLine + 2, "character": ws.UseColumn}, &res, more)
+		if len(res.Locations) != 1 || res.Locations[0].Path != ws.Helper || res.Locations[0].Range.Start.Line != ws.DefLine {
+			t.Fatalf("definition of Add two lines lower, just typed = %+v, want helper.go line %d", res.Locations, ws.DefLine)
+		}
+	})
+
 	t.Run("openFile", func(t *testing.T) {
 		tc.MustCall(t, "openFile", map[string]any{"path": ws.Helper, "line": 9, "endLine": 11}, nil, more)
 		got := em.Eval(t, fmt.Sprintf(`(let ((w (get-buffer-window (find-buffer-visiting %s)))) (list (and w t) (and w (with-current-buffer (window-buffer w) (line-number-at-pos (window-point w)))) (with-current-buffer (find-buffer-visiting %s) (mapcar (lambda (o) (list (line-number-at-pos (overlay-start o)) (line-number-at-pos (overlay-end o)))) (cl-remove-if-not (lambda (o) (overlay-get o 'gemini-companion-open)) (overlays-in (point-min) (point-max)))))))`, quote(ws.Helper), quote(ws.Helper)))
