@@ -77,10 +77,8 @@ func New(opts Options) *Companion {
 	opts = opts.withDefaults()
 	c := &Companion{opts: opts, log: opts.Logger, disc: discoveryFile{dir: opts.DiscoveryDir}}
 	c.engine = idectx.NewEngine(opts.Now, func() {
+		c.watchOpenFiles()
 		c.publisher.Changed()
-		if w := c.watcher.Load(); w != nil {
-			w.Sync()
-		}
 	})
 	c.publisher = idectx.NewPublisher(c.engine, opts.Quiet, opts.MaxWait)
 	in := newIntake()
@@ -191,10 +189,10 @@ func (c *Companion) Start(ctx context.Context, id Identity) (info Info, err erro
 		dw = nil
 	} else {
 		onErr := func(err error) { c.log.Debug().Err(err).Msg("file watch") }
-		w := idectx.NewWatcher(c.engine, dw)
+		w := idectx.NewWatcher(c.engine, dw, onErr)
 		c.watcher.Store(w)
 		c.goFunc(func() { dw.Run(cctx, onErr) })
-		c.goFunc(func() { w.Run(cctx, onErr) })
+		c.goFunc(func() { w.Run(cctx) })
 		w.Sync()
 	}
 	c.props.Start(cctx, dw)
@@ -326,7 +324,9 @@ func (c *Companion) Close() error {
 
 // contextNow is the context update a CLI gets when its event stream opens.
 func (c *Companion) contextNow() json.RawMessage {
-	data, err := json.Marshal(c.engine.Snapshot())
+	snap := c.engine.Snapshot()
+	c.watchOpenFiles()
+	data, err := json.Marshal(snap)
 	if err != nil {
 		return nil
 	}
@@ -335,12 +335,24 @@ func (c *Companion) contextNow() json.RawMessage {
 
 // broadcast sends a context snapshot to every session.
 func (c *Companion) broadcast(snap idectx.IdeContext) {
+	c.watchOpenFiles()
 	data, err := json.Marshal(snap)
 	if err != nil {
 		c.log.Error().Err(err).Msg("encode context")
 		return
 	}
 	c.server.Broadcast(data)
+}
+
+// watchOpenFiles makes sure the files open now are watched on disk. It is
+// called after a snapshot is taken and before it is sent: every file a
+// client hears of that is still open is then watched before the client
+// can act on it (delete it), even when the snapshot was taken between the
+// engine's change and the watch the change asks for.
+func (c *Companion) watchOpenFiles() {
+	if w := c.watcher.Load(); w != nil {
+		w.Sync()
+	}
 }
 
 // clientsChanged tells the editor that a CLI connected or went.

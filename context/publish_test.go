@@ -135,11 +135,11 @@ func TestWatcherDropsDeletedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w = NewWatcher(e, dw)
+	w = NewWatcher(e, dw, nil)
 	ctx, cancel := stdctx.WithCancel(stdctx.Background())
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
-	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx, nil) }()
+	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 
 	e.Focus(a, nil, "")
@@ -170,4 +170,53 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// A file is watched by the time the engine's change is handed on (to the
+// publisher), so a deletion right after it was opened is seen; a directory
+// whose open files are swapped keeps its watch.
+func TestWatcherWatchesBeforeTheChangeIsHandedOn(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), filepath.Join(dir, "c.txt")
+	for _, f := range []string{a, b, c} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var w *Watcher
+	var unwatchedAtChange []string
+	e := NewEngine(nil, func() {
+		if w == nil {
+			return
+		}
+		w.Sync()
+		for _, p := range w.engine.Paths() {
+			if !w.Watched(p) {
+				unwatchedAtChange = append(unwatchedAtChange, p)
+			}
+		}
+	})
+	dw, err := dirwatch.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = NewWatcher(e, dw, nil)
+	ctx, cancel := stdctx.WithCancel(stdctx.Background())
+	done := make(chan struct{}, 2)
+	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
+	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+
+	e.Focus(a, nil, "")
+	e.Focus(b, nil, "")
+	e.Close(a)
+	e.Rename(b, c) // the directory's open files go from {a, b} to {c}
+	e.Focus(a, nil, "")
+	if len(unwatchedAtChange) > 0 {
+		t.Fatalf("open files not watched when the change was handed on: %v", unwatchedAtChange)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { ps := e.Paths(); return len(ps) == 1 && ps[0] == c })
 }
