@@ -1,0 +1,73 @@
+package emacs
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gemini-ide-companion/gemini-ide-companion/link/protocol"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
+)
+
+// flycheckInit is how a Flycheck user sets it up: on in every buffer, with
+// its own checkers (for Go: gofmt, go vet, go build), and no eglot.
+const flycheckInit = `
+(require 'go-mode)
+(require 'flycheck)
+(global-flycheck-mode)
+`
+
+// An Emacs that checks with Flycheck (Debian's elpa-flycheck) instead of
+// Flymake: getDiagnostics answers with what Flycheck shows in the buffer.
+func TestDiagnosticsFromFlycheck(t *testing.T) {
+	requireEmacs(t)
+	tmuxdrive.Require(t)
+	for _, pkg := range []string{"flycheck", "go-mode"} {
+		if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/" + pkg + "-[0-9]*"); len(m) == 0 {
+			tmuxdrive.Missing(t, pkg+" is not installed (apt-get install elpa-flycheck elpa-go-mode)")
+		}
+	}
+	sb := testkit.NewSandbox(t)
+	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
+	em := startEmacsWith(t, sb, testkit.GoplsEnv(sb, "TERM=xterm-256color"), flycheckInit, "gemini", "auto", "main.go")
+	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
+	// What Flycheck shows: its error list for main.go, as (line column
+	// level checker message) of the type error.
+	const fcErr = `(with-current-buffer "main.go" (cl-find-if (lambda (e) (string-match-p "cannot use" (flycheck-error-message e))) flycheck-current-errors))`
+	em.WaitEval(t, "Flycheck's error for main.go", "(and "+fcErr+" t)", 3*waitTimeout)
+	shown := em.Eval(t, `(let ((e `+fcErr+`)) (json-encode (list (flycheck-error-line e) (flycheck-error-column e) (symbol-name (flycheck-error-level e)) (symbol-name (flycheck-error-checker e)) (flycheck-error-message e))))`)
+	text, err := strconv.Unquote(shown)
+	var fc []any
+	if err != nil || json.Unmarshal([]byte(text), &fc) != nil || len(fc) != 5 {
+		t.Fatalf("Flycheck's error: %s", shown)
+	}
+	checker := fc[3].(string)
+	t.Logf("Flycheck shows (line column level checker message): %s", text)
+
+	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
+	var vars map[string]string
+	if text, err := strconv.Unquote(info); err != nil || json.Unmarshal([]byte(text), &vars) != nil {
+		t.Fatalf("the sidecar's env: %s", info)
+	}
+	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	more := func() string { return em.pane.Screen() + testkit.SidecarLogTail(em.log) }
+
+	var res protocol.DiagnosticsResult
+	tc.MustCall(t, "getDiagnostics", map[string]any{"path": ws.Main}, &res, more)
+	var found *protocol.Diagnostic
+	for i, d := range res.Diagnostics {
+		if strings.Contains(d.Message, ws.ErrMessage) {
+			found = &res.Diagnostics[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no diagnostic %q in %+v (Flycheck shows %s)\n%s", ws.ErrMessage, res.Diagnostics, text, more())
+	}
+	if found.Path != ws.Main || found.Severity != "error" || found.Source != checker ||
+		found.Range.Start.Line != ws.ErrLine || found.Range.Start.Character != ws.ErrColumn {
+		t.Errorf("diagnostic = %+v, want main.go line %d character %d, an error from %s", *found, ws.ErrLine, ws.ErrColumn, checker)
+	}
+}
