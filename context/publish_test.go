@@ -116,31 +116,9 @@ func TestPublisherNeverRepeatsASnapshot(t *testing.T) {
 }
 
 func TestWatcherDropsDeletedFiles(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
-	for _, f := range []string{a, b} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	changed := make(chan struct{}, 100)
-	var w *Watcher
-	e := NewEngine(nil, func() {
-		changed <- struct{}{}
-		if w != nil {
-			w.Sync()
-		}
-	})
-	dw, err := dirwatch.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w = NewWatcher(e, dw, nil)
-	ctx, cancel := stdctx.WithCancel(stdctx.Background())
-	done := make(chan struct{}, 2)
-	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
-	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
+	files := writeFiles(t, "a.txt", "b.txt")
+	a, b := files[0], files[1]
+	e, w := watchedEngine(t, nil)
 
 	e.Focus(a, nil, "")
 	e.Focus(b, nil, "")
@@ -176,36 +154,16 @@ func waitFor(t *testing.T, cond func() bool) {
 // publisher), so a deletion right after it was opened is seen; a directory
 // whose open files are swapped keeps its watch.
 func TestWatcherWatchesBeforeTheChangeIsHandedOn(t *testing.T) {
-	dir := t.TempDir()
-	a, b, c := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), filepath.Join(dir, "c.txt")
-	for _, f := range []string{a, b, c} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var w *Watcher
+	files := writeFiles(t, "a.txt", "b.txt", "c.txt")
+	a, b, c := files[0], files[1], files[2]
 	var unwatchedAtChange []string
-	e := NewEngine(nil, func() {
-		if w == nil {
-			return
-		}
-		w.Sync()
+	e, _ := watchedEngine(t, func(w *Watcher) {
 		for _, p := range w.engine.Paths() {
 			if !w.Watched(p) {
 				unwatchedAtChange = append(unwatchedAtChange, p)
 			}
 		}
 	})
-	dw, err := dirwatch.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w = NewWatcher(e, dw, nil)
-	ctx, cancel := stdctx.WithCancel(stdctx.Background())
-	done := make(chan struct{}, 2)
-	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
-	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
 
 	e.Focus(a, nil, "")
 	e.Focus(b, nil, "")
@@ -219,4 +177,48 @@ func TestWatcherWatchesBeforeTheChangeIsHandedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { ps := e.Paths(); return len(ps) == 1 && ps[0] == c })
+}
+
+// writeFiles writes files of these names into a new folder and returns
+// their paths.
+func writeFiles(t *testing.T, names ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// watchedEngine returns an engine whose every change syncs its Watcher,
+// as the companion's does, then calls after (if not nil); the watcher and
+// its shared directory watcher run until the test ends.
+func watchedEngine(t *testing.T, after func(w *Watcher)) (*Engine, *Watcher) {
+	t.Helper()
+	var w *Watcher
+	e := NewEngine(nil, func() {
+		if w == nil {
+			return
+		}
+		w.Sync()
+		if after != nil {
+			after(w)
+		}
+	})
+	dw, err := dirwatch.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = NewWatcher(e, dw, nil)
+	ctx, cancel := stdctx.WithCancel(stdctx.Background())
+	done := make(chan struct{}, 2)
+	go func() { defer func() { done <- struct{}{} }(); dw.Run(ctx, nil) }()
+	go func() { defer func() { done <- struct{}{} }(); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	return e, w
 }

@@ -2,7 +2,6 @@ package emacs
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,11 +24,7 @@ const flycheckInit = `
 func TestDiagnosticsFromFlycheck(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
-	for _, pkg := range []string{"flycheck", "go-mode"} {
-		if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/" + pkg + "-[0-9]*"); len(m) == 0 {
-			tmuxdrive.Missing(t, pkg+" is not installed (apt-get install elpa-flycheck elpa-go-mode)")
-		}
-	}
+	requireElpa(t, "flycheck", "go-mode")
 	sb := testkit.NewSandbox(t)
 	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
 	em := startEmacsWith(t, sb, testkit.GoplsEnv(sb, "TERM=xterm-256color"), flycheckInit, "gemini", "auto", "main.go")
@@ -47,12 +42,7 @@ func TestDiagnosticsFromFlycheck(t *testing.T) {
 	checker := fc[3].(string)
 	t.Logf("Flycheck shows (line column level checker message): %s", text)
 
-	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
-	var vars map[string]string
-	if text, err := strconv.Unquote(info); err != nil || json.Unmarshal([]byte(text), &vars) != nil {
-		t.Fatalf("the sidecar's env: %s", info)
-	}
-	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	tc := em.startTools(t, sb)
 	more := func() string { return em.pane.Screen() + testkit.SidecarLogTail(em.log) }
 
 	var res protocol.DiagnosticsResult

@@ -8,9 +8,11 @@ package emacs
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +73,28 @@ func ertSummary(out string) string {
 		}
 	}
 	return ""
+}
+
+// requireElpa skips the test (fails it under CI) unless each of Debian's
+// elpa packages (by package name: "eglot", "go-mode", ...) is installed.
+func requireElpa(t testing.TB, pkgs ...string) {
+	t.Helper()
+	for _, pkg := range pkgs {
+		if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/" + pkg + "-[0-9]*"); len(m) == 0 {
+			tmuxdrive.Missing(t, pkg+" is not installed (apt-get install elpa-"+pkg+")")
+		}
+	}
+}
+
+// startTools starts an agent's `gemini-ide-companion tools` with the
+// companion variables of this Emacs's terminals, as a CLI started in one
+// of them does.
+func (e *Emacs) startTools(t *testing.T, sb *testkit.Sandbox) *testkit.ToolsClient {
+	t.Helper()
+	info := e.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
+	var vars map[string]string
+	if text, err := strconv.Unquote(info); err != nil || json.Unmarshal([]byte(text), &vars) != nil {
+		t.Fatalf("the sidecar's env: %s", info)
+	}
+	return testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
 }

@@ -1,7 +1,6 @@
 package emacs
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,9 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/tmuxdrive"
@@ -40,9 +36,7 @@ const slowLSInit = `
 func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
-	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/eglot-[0-9]*"); len(m) == 0 {
-		tmuxdrive.Missing(t, "eglot is not installed (apt-get install elpa-eglot)")
-	}
+	requireElpa(t, "eglot")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -59,44 +53,15 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the language server's name: %v", err)
 	}
-	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
-	text, err := strconv.Unquote(info)
-	var vars map[string]string
-	if err != nil || json.Unmarshal([]byte(text), &vars) != nil {
-		t.Fatalf("the sidecar's env: %s", info)
-	}
-	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	tc := em.startTools(t, sb)
 	more := func() string {
 		b, _ := os.ReadFile(logPath)
 		return "screen:\n" + em.pane.Screen() + "\nlanguage server log:\n" + string(b) + "\nsidecar log tail:\n" + tail(em.log)
 	}
 
-	type answer struct {
-		text  string
-		isErr bool
-		err   error
-	}
 	// getDefinition as an agent calls it; the answer comes on the channel.
-	ask := func(line int) <-chan answer {
-		ch := make(chan answer, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			res, err := tc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "getDefinition",
-				Arguments: map[string]any{"path": notes, "line": line, "character": 1}})
-			if err != nil {
-				ch <- answer{err: err}
-				return
-			}
-			var text string
-			if len(res.Content) == 1 {
-				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-					text = tc.Text
-				}
-			}
-			ch <- answer{text: text, isErr: res.IsError}
-		}()
-		return ch
+	ask := func(line int) <-chan testkit.ToolAnswer {
+		return tc.Start("getDefinition", map[string]any{"path": notes, "line": line, "character": 1})
 	}
 	logged := func(t *testing.T, what string) {
 		t.Helper()
@@ -110,7 +75,7 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 	// typed types text at the end of the first line, as a user does, and
 	// waits until Emacs shows the line; pending, if given, must not have
 	// answered by then.
-	typed := func(t *testing.T, text, line1 string, pending <-chan answer) {
+	typed := func(t *testing.T, text, line1 string, pending <-chan testkit.ToolAnswer) {
 		t.Helper()
 		keys := []string{"M-<", "C-e"}
 		for _, r := range text {
@@ -130,18 +95,9 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 			}
 		}
 	}
-	receive := func(t *testing.T, ch <-chan answer) answer {
+	receive := func(t *testing.T, ch <-chan testkit.ToolAnswer) testkit.ToolAnswer {
 		t.Helper()
-		select {
-		case a := <-ch:
-			if a.err != nil {
-				t.Fatalf("getDefinition: %v\n%s", a.err, more())
-			}
-			return a
-		case <-time.After(40 * time.Second):
-			t.Fatalf("getDefinition never answered\n%s", more())
-		}
-		return answer{}
+		return testkit.AwaitAnswer(t, ch, more)
 	}
 
 	t.Run("the answer comes after the user's typing", func(t *testing.T) {
@@ -160,8 +116,8 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 				Text string `json:"text"`
 			} `json:"locations"`
 		}
-		if a.isErr || json.Unmarshal([]byte(a.text), &res) != nil || len(res.Locations) != 1 {
-			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.text, a.isErr, more())
+		if a.IsErr || json.Unmarshal([]byte(a.Text), &res) != nil || len(res.Locations) != 1 {
+			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.Text, a.IsErr, more())
 		}
 		l := res.Locations[0]
 		if l.Path != notes || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
@@ -175,8 +131,8 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 		typed(t, " two", "alpha one two", ch)
 		a := receive(t, ch)
 		want := name + " did not answer textDocument/definition in time; it may still be loading the workspace: try again"
-		if !a.isErr || a.text != want {
-			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.text, a.isErr, want)
+		if !a.IsErr || a.Text != want {
+			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.Text, a.IsErr, want)
 		}
 		// What was typed is what is saved.
 		em.pane.Keys(t, "C-x", "C-s")

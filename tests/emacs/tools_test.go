@@ -3,7 +3,6 @@ package emacs
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,11 +28,7 @@ const eglotInit = `
 func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
-	for _, pkg := range []string{"eglot", "go-mode"} {
-		if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/" + pkg + "-[0-9]*"); len(m) == 0 {
-			tmuxdrive.Missing(t, pkg+" is not installed (apt-get install elpa-eglot elpa-go-mode)")
-		}
-	}
+	requireElpa(t, "eglot", "go-mode")
 	sb := testkit.NewSandbox(t)
 	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
 	notes := sb.WriteFile(t, "notes.txt", "no language server here\n")
@@ -120,21 +115,13 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 func TestToolsAnswerFromImenuWithoutEglot(t *testing.T) {
 	requireEmacs(t)
 	tmuxdrive.Require(t)
-	if m, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/go-mode-[0-9]*"); len(m) == 0 {
-		tmuxdrive.Missing(t, "go-mode is not installed (apt-get install elpa-go-mode)")
-	}
+	requireElpa(t, "go-mode")
 	sb := testkit.NewSandbox(t)
 	ws := testkit.WriteGoWorkspace(t, sb.Workspace)
 	env := testkit.WithEnv(sb.Env(), "HOME="+sb.Home, "TERM=xterm-256color")
 	em := startEmacsWith(t, sb, env, "(require 'go-mode)", "gemini", "auto", "main.go")
 	em.WaitEval(t, "the sidecar to run", "(gemini-companion-link-running-p)", waitTimeout)
-	info := em.Eval(t, `(json-encode (plist-get (gemini-companion-link-info) :env))`)
-	text, err := strconv.Unquote(info)
-	var vars map[string]string
-	if err != nil || json.Unmarshal([]byte(text), &vars) != nil {
-		t.Fatalf("the sidecar's env: %s", info)
-	}
-	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
+	tc := em.startTools(t, sb)
 	more := func() string { return em.pane.Screen() + testkit.SidecarLogTail(em.log) }
 
 	var syms protocol.DocumentSymbolsResult

@@ -1,16 +1,12 @@
 package nvim
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
@@ -54,32 +50,9 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 	nv.LuaJSON(t, &vars, `return require("gemini_companion").terminal_env()`)
 	tc := testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
 
-	type answer struct {
-		text  string
-		isErr bool
-		err   error
-	}
 	// getDefinition as an agent calls it; the answer comes on the channel.
-	ask := func(line int) <-chan answer {
-		ch := make(chan answer, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			res, err := tc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "getDefinition",
-				Arguments: map[string]any{"path": notes, "line": line, "character": 1}})
-			if err != nil {
-				ch <- answer{err: err}
-				return
-			}
-			var text string
-			if len(res.Content) == 1 {
-				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-					text = tc.Text
-				}
-			}
-			ch <- answer{text: text, isErr: res.IsError}
-		}()
-		return ch
+	ask := func(line int) <-chan testkit.ToolAnswer {
+		return tc.Start("getDefinition", map[string]any{"path": notes, "line": line, "character": 1})
 	}
 	logged := func(t *testing.T, what string) {
 		t.Helper()
@@ -91,7 +64,7 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 			t.Fatalf("the language server never logged %q; its log:\n%s\n%s", what, b, nv.diagnostics())
 		}
 	}
-	typed := func(t *testing.T, keys, line1 string, pending <-chan answer) {
+	typed := func(t *testing.T, keys, line1 string, pending <-chan testkit.ToolAnswer) {
 		t.Helper()
 		nv.Input(t, keys)
 		nv.WaitLua(t, "the typed text in the buffer", `return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == ...`, waitTimeout, line1)
@@ -103,18 +76,9 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 			}
 		}
 	}
-	receive := func(t *testing.T, ch <-chan answer) answer {
+	receive := func(t *testing.T, ch <-chan testkit.ToolAnswer) testkit.ToolAnswer {
 		t.Helper()
-		select {
-		case a := <-ch:
-			if a.err != nil {
-				t.Fatalf("getDefinition: %v\n%s", a.err, nv.diagnostics())
-			}
-			return a
-		case <-time.After(40 * time.Second):
-			t.Fatalf("getDefinition never answered\n%s", nv.diagnostics())
-		}
-		return answer{}
+		return testkit.AwaitAnswer(t, ch, nv.diagnostics)
 	}
 
 	t.Run("the answer comes after the user's typing", func(t *testing.T) {
@@ -133,8 +97,8 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 				Text string `json:"text"`
 			} `json:"locations"`
 		}
-		if a.isErr || json.Unmarshal([]byte(a.text), &res) != nil || len(res.Locations) != 1 {
-			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.text, a.isErr, nv.diagnostics())
+		if a.IsErr || json.Unmarshal([]byte(a.Text), &res) != nil || len(res.Locations) != 1 {
+			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.Text, a.IsErr, nv.diagnostics())
 		}
 		l := res.Locations[0]
 		if l.Path != notes || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
@@ -148,8 +112,8 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 		typed(t, "ggA two<Esc>", "alpha one two", ch)
 		a := receive(t, ch)
 		want := "slowls did not answer textDocument/definition in time; it may still be loading the workspace: try again"
-		if !a.isErr || a.text != want {
-			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.text, a.isErr, want)
+		if !a.IsErr || a.Text != want {
+			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.Text, a.IsErr, want)
 		}
 		// The plugin cancelled the request it gave up on.
 		b, _ := os.ReadFile(logPath)

@@ -82,3 +82,51 @@ func EditorEnv(env []string, vars map[string]string) []string {
 	}
 	return WithEnv(env, set...)
 }
+
+// ToolAnswer is what an agent got from a tool call: the text the model
+// reads and whether the call failed, or the client's own error.
+type ToolAnswer struct {
+	Text  string
+	IsErr bool
+	Err   error
+}
+
+// Start calls tool with args on a goroutine of its own, as an agent that
+// waits for the answer does, and returns the channel the answer comes on
+// (within 30 s, or the client's timeout error).
+func (c *ToolsClient) Start(tool string, args map[string]any) <-chan ToolAnswer {
+	ch := make(chan ToolAnswer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := c.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			ch <- ToolAnswer{Err: err}
+			return
+		}
+		a := ToolAnswer{IsErr: res.IsError}
+		if len(res.Content) == 1 {
+			if text, ok := res.Content[0].(*mcp.TextContent); ok {
+				a.Text = text.Text
+			}
+		}
+		ch <- a
+	}()
+	return ch
+}
+
+// AwaitAnswer returns the answer that comes on ch (from Start); a client
+// error, or no answer within 40 s, fails the test, with more from more().
+func AwaitAnswer(t testing.TB, ch <-chan ToolAnswer, more func() string) ToolAnswer {
+	t.Helper()
+	select {
+	case a := <-ch:
+		if a.Err != nil {
+			t.Fatalf("the tool call failed: %v\n%s", a.Err, more())
+		}
+		return a
+	case <-time.After(40 * time.Second):
+		t.Fatalf("the tool call never answered\n%s", more())
+	}
+	return ToolAnswer{}
+}
