@@ -1,7 +1,6 @@
 package nvim
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,22 +87,7 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 		logged(t, "definition 1 ")
 		typed(t, "ggA one<Esc>", "alpha one", nil)
 		a := receive(t, ch)
-		var res struct {
-			Locations []struct {
-				Path  string `json:"path"`
-				Range struct {
-					Start struct{ Line, Character int }
-				} `json:"range"`
-				Text string `json:"text"`
-			} `json:"locations"`
-		}
-		if a.IsErr || json.Unmarshal([]byte(a.Text), &res) != nil || len(res.Locations) != 1 {
-			t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.Text, a.IsErr, nv.diagnostics())
-		}
-		l := res.Locations[0]
-		if l.Path != notes || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
-			t.Errorf("getDefinition answered %+v, want notes.txt 3:1 \"gamma\"", l)
-		}
+		testkit.CheckSlowLSLocation(t, a, notes, nv.diagnostics)
 	})
 
 	t.Run("the deadline passes while the user types", func(t *testing.T) {
@@ -111,10 +95,7 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 		logged(t, "definition 2 ")
 		typed(t, "ggA two<Esc>", "alpha one two", ch)
 		a := receive(t, ch)
-		want := "slowls did not answer textDocument/definition in time; it may still be loading the workspace: try again"
-		if !a.IsErr || a.Text != want {
-			t.Errorf("getDefinition answered %q (error %v), want the error %q", a.Text, a.IsErr, want)
-		}
+		testkit.CheckDeadlineError(t, a, "slowls")
 		// The plugin cancelled the request it gave up on.
 		b, _ := os.ReadFile(logPath)
 		var id string

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/textproto"
 	"os"
+	"testing"
 )
 
 // SlowLSMain runs the calling test binary as a slow language server when
@@ -98,5 +99,41 @@ func SlowLSMain(logEnv string) {
 				send(map[string]any{"id": msg.ID, "result": nil})
 			}
 		}
+	}
+}
+
+// CheckSlowLSLocation checks that a, a getDefinition answered by the slow
+// language server of SlowLSMain for the file at path, is the one location
+// it answers with, as the model reads it: path, line 3, character 1, the
+// text "gamma" (the third line of the tests' file); more() says more on
+// failure.
+func CheckSlowLSLocation(t testing.TB, a ToolAnswer, path string, more func() string) {
+	t.Helper()
+	var res struct {
+		Locations []struct {
+			Path  string `json:"path"`
+			Range struct {
+				Start struct{ Line, Character int }
+			} `json:"range"`
+			Text string `json:"text"`
+		} `json:"locations"`
+	}
+	if a.IsErr || json.Unmarshal([]byte(a.Text), &res) != nil || len(res.Locations) != 1 {
+		t.Fatalf("getDefinition answered %q (error %v), want the server's one location\n%s", a.Text, a.IsErr, more())
+	}
+	l := res.Locations[0]
+	if l.Path != path || l.Range.Start.Line != 3 || l.Range.Start.Character != 1 || l.Text != "gamma" {
+		t.Errorf("getDefinition answered %+v, want %s 3:1 \"gamma\"", l, path)
+	}
+}
+
+// CheckDeadlineError checks that a is the error an agent gets when the
+// language server called name did not answer textDocument/definition
+// within the editor's deadline.
+func CheckDeadlineError(t testing.TB, a ToolAnswer, name string) {
+	t.Helper()
+	want := name + " did not answer textDocument/definition in time; it may still be loading the workspace: try again"
+	if !a.IsErr || a.Text != want {
+		t.Errorf("getDefinition answered %q (error %v), want the error %q", a.Text, a.IsErr, want)
 	}
 }
