@@ -131,6 +131,10 @@ boundary, as `gemini-companion-context-clip' cuts it."
 
 (defun gemini-companion-context-flush ()
   "Send what changed in the selected window since the last report."
+  ;; A report made otherwise than by the idle timer (a buffer switch, the
+  ;; sidecar starting) makes the timer's report needless.
+  (when (timerp gemini-companion-context--timer)
+    (cancel-timer gemini-companion-context--timer))
   (setq gemini-companion-context--timer nil)
   (when (and (gemini-companion-link-running-p) (not (minibufferp (window-buffer))))
     (with-current-buffer (window-buffer)

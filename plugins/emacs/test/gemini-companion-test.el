@@ -142,6 +142,24 @@ which echoes them, and are read back from its output."
     (should-not (assq 'selectedText (alist-get 'params none)))
     (should (equal (alist-get 'character (alist-get 'cursor (alist-get 'params none))) 1))))
 
+(ert-deftest gemini-companion-test-flush-cancels-the-idle-report ()
+  "A report made otherwise than by the idle timer cancels the timer's report."
+  (let ((gemini-companion-context--timer nil)
+        (gemini-companion-context--paused 0)
+        (gemini-companion-context--due 0)
+        (gemini-companion-context--late 0)
+        (idle (length timer-idle-list)))
+    (cl-letf (((symbol-function 'gemini-companion-link-running-p) (lambda () t)))
+      ;; A command schedules the idle report (the cursor still moving) ...
+      (setq gemini-companion-context--paused (+ (float-time) 60))
+      (gemini-companion-context-command)
+      (should (timerp gemini-companion-context--timer))
+      (should (= (length timer-idle-list) (1+ idle)))
+      ;; ... and a report made meanwhile (a buffer switch) takes it back.
+      (gemini-companion-context-flush)
+      (should-not gemini-companion-context--timer)
+      (should (= (length timer-idle-list) idle)))))
+
 ;;; Transcript replay: this package against the sidecar's side of a transcript
 
 (defclass gemini-companion-test-conn (gemini-companion-link-replies-later jsonrpc-connection)
