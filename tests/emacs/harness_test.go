@@ -98,3 +98,20 @@ func (e *Emacs) startTools(t *testing.T, sb *testkit.Sandbox) *testkit.ToolsClie
 	}
 	return testkit.StartTools(t, sb.Workspace, testkit.EditorEnv(sb.Env(), vars))
 }
+
+// keyNames is text as tmux key names, typed one key at a time as a user
+// types (a space is "Space", a newline "Enter").
+func keyNames(text string) []string {
+	var keys []string
+	for _, r := range text {
+		switch r {
+		case ' ':
+			keys = append(keys, "Space")
+		case '\n':
+			keys = append(keys, "Enter")
+		default:
+			keys = append(keys, string(r))
+		}
+	}
+	return keys
+}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
@@ -64,27 +63,14 @@ func TestTypingWhileAnAgentWaitsForASlowLanguageServer(t *testing.T) {
 	}
 	logged := func(t *testing.T, what string) {
 		t.Helper()
-		if !testkit.Poll(waitTimeout, func() bool {
-			b, _ := os.ReadFile(logPath)
-			return strings.Contains(string(b), what)
-		}) {
-			t.Fatalf("the language server never logged %q\n%s", what, more())
-		}
+		testkit.WaitFileHas(t, logPath, what, waitTimeout, more)
 	}
 	// typed types text at the end of the first line, as a user does, and
 	// waits until Emacs shows the line; pending, if given, must not have
 	// answered by then.
 	typed := func(t *testing.T, text, line1 string, pending <-chan testkit.ToolAnswer) {
 		t.Helper()
-		keys := []string{"M-<", "C-e"}
-		for _, r := range text {
-			if r == ' ' {
-				keys = append(keys, "Space")
-			} else {
-				keys = append(keys, string(r))
-			}
-		}
-		em.pane.Keys(t, keys...)
+		em.pane.Keys(t, append([]string{"M-<", "C-e"}, keyNames(text)...)...)
 		em.pane.WaitFor(t, line1, waitTimeout)
 		if pending != nil {
 			select {

@@ -80,18 +80,7 @@ func TestToolsAnswerFromEglotAndFlymake(t *testing.T) {
 	// screen.
 	t.Run("getDefinition just after typing", func(t *testing.T) {
 		em.Eval(t, `(progn (switch-to-buffer "main.go") (goto-char (point-min)))`)
-		var keys []string
-		for _, r := range "// typed\n// just now\n" {
-			switch r {
-			case ' ':
-				keys = append(keys, "Space")
-			case '\n':
-				keys = append(keys, "Enter")
-			default:
-				keys = append(keys, string(r))
-			}
-		}
-		em.pane.Keys(t, keys...)
+		em.pane.Keys(t, keyNames("// typed\n// just now\n")...)
 		defer em.Eval(t, `(with-current-buffer "main.go" (revert-buffer t t))`)
 		em.WaitEval(t, "the typed lines in main.go", `(with-current-buffer "main.go" (save-excursion (goto-char (point-min)) (and (looking-at "// typed\n// just now\npackage main") t)))`, waitTimeout)
 		var res protocol.LocationsResult

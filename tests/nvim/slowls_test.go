@@ -55,13 +55,7 @@ return c ~= nil and c.initialized == true and vim.lsp.buf_is_attached(0, _G.slow
 	}
 	logged := func(t *testing.T, what string) {
 		t.Helper()
-		if !testkit.Poll(waitTimeout, func() bool {
-			b, _ := os.ReadFile(logPath)
-			return strings.Contains(string(b), what)
-		}) {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("the language server never logged %q; its log:\n%s\n%s", what, b, nv.diagnostics())
-		}
+		testkit.WaitFileHas(t, logPath, what, waitTimeout, nv.diagnostics)
 	}
 	typed := func(t *testing.T, keys, line1 string, pending <-chan testkit.ToolAnswer) {
 		t.Helper()

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/textproto"
 	"os"
+	"strings"
 	"testing"
+	"time"
 )
 
 // SlowLSMain runs the calling test binary as a slow language server when
@@ -135,5 +137,19 @@ func CheckDeadlineError(t testing.TB, a ToolAnswer, name string) {
 	want := name + " did not answer textDocument/definition in time; it may still be loading the workspace: try again"
 	if !a.IsErr || a.Text != want {
 		t.Errorf("getDefinition answered %q (error %v), want the error %q", a.Text, a.IsErr, want)
+	}
+}
+
+// WaitFileHas waits until the file at path (a log a test's stand-in
+// writes) contains what; if it does not within timeout, the test fails
+// with the file and more().
+func WaitFileHas(t testing.TB, path, what string, timeout time.Duration, more func() string) {
+	t.Helper()
+	if !Poll(timeout, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), what)
+	}) {
+		b, _ := os.ReadFile(path)
+		t.Fatalf("%s never had %q; it has:\n%s\n%s", path, what, b, more())
 	}
 }

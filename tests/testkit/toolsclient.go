@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -41,20 +42,8 @@ func StartTools(t testing.TB, dir string, env []string) *ToolsClient {
 // whether the call failed.
 func (c *ToolsClient) Call(t testing.TB, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := c.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s %v: %v", tool, args, err)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s %v: %d contents, want 1", tool, args, len(res.Content))
-	}
-	text, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		t.Fatalf("%s %v: content %T, want text", tool, args, res.Content[0])
-	}
-	return text.Text, res.IsError
+	a := AwaitAnswer(t, c.Start(tool, args), func() string { return fmt.Sprintf("(%s %v)", tool, args) })
+	return a.Text, a.IsErr
 }
 
 // MustCall calls tool and decodes its JSON answer into result; a failed
@@ -93,7 +82,8 @@ type ToolAnswer struct {
 
 // Start calls tool with args on a goroutine of its own, as an agent that
 // waits for the answer does, and returns the channel the answer comes on
-// (within 30 s, or the client's timeout error).
+// (within 30 s, or the client's timeout error). An answer that is not
+// one text, as every editor tool's is, comes as an error.
 func (c *ToolsClient) Start(tool string, args map[string]any) <-chan ToolAnswer {
 	ch := make(chan ToolAnswer, 1)
 	go func() {
@@ -104,13 +94,16 @@ func (c *ToolsClient) Start(tool string, args map[string]any) <-chan ToolAnswer 
 			ch <- ToolAnswer{Err: err}
 			return
 		}
-		a := ToolAnswer{IsErr: res.IsError}
-		if len(res.Content) == 1 {
-			if text, ok := res.Content[0].(*mcp.TextContent); ok {
-				a.Text = text.Text
-			}
+		if len(res.Content) != 1 {
+			ch <- ToolAnswer{Err: fmt.Errorf("%s %v: %d contents, want 1", tool, args, len(res.Content))}
+			return
 		}
-		ch <- a
+		text, ok := res.Content[0].(*mcp.TextContent)
+		if !ok {
+			ch <- ToolAnswer{Err: fmt.Errorf("%s %v: content %T, want text", tool, args, res.Content[0])}
+			return
+		}
+		ch <- ToolAnswer{Text: text.Text, IsErr: res.IsError}
 	}()
 	return ch
 }
