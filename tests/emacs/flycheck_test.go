@@ -39,7 +39,7 @@ func TestDiagnosticsFromFlycheck(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(text), &fc) != nil || len(fc) != 5 {
 		t.Fatalf("Flycheck's error: %s", shown)
 	}
-	checker := fc[3].(string)
+	line, col, checker := int(fc[0].(float64)), int(fc[1].(float64)), fc[3].(string)
 	t.Logf("Flycheck shows (line column level checker message): %s", text)
 
 	tc := em.startTools(t, sb)
@@ -56,8 +56,10 @@ func TestDiagnosticsFromFlycheck(t *testing.T) {
 	if found == nil {
 		t.Fatalf("no diagnostic %q in %+v (Flycheck shows %s)\n%s", ws.ErrMessage, res.Diagnostics, text, more())
 	}
+	// Where Flycheck shows it (the type error's line, and its column as
+	// the checker counts it).
 	if found.Path != ws.Main || found.Severity != "error" || found.Source != checker ||
-		found.Range.Start.Line != ws.ErrLine || found.Range.Start.Character != ws.ErrColumn {
-		t.Errorf("diagnostic = %+v, want main.go line %d character %d, an error from %s", *found, ws.ErrLine, ws.ErrColumn, checker)
+		found.Range.Start.Line != line || found.Range.Start.Character != col || line != ws.ErrLine {
+		t.Errorf("diagnostic = %+v, want main.go line %d character %d, an error from %s, as Flycheck shows", *found, line, col, checker)
 	}
 }
