@@ -315,7 +315,7 @@ function M.moved(mode_changed)
   moved_at = now
   if
     not mode_changed
-    and ((paused and (not sent_at or now - sent_at >= ms)) or (pending_at and now - pending_at >= 4 * ms))
+    and ((paused and since_sent(now) >= ms) or (pending_at and now - pending_at >= 4 * ms))
   then
     if moving then
       moving = false
