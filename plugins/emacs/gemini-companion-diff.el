@@ -19,7 +19,15 @@
 ;;; Code:
 
 (require 'gemini-companion-link)
-(require 'smerge-mode)
+
+;; smerge-mode (and diff-mode, which it loads) is needed only once a
+;; proposal opens: loaded then, it is not part of every garbage collection
+;; of a session that never sees one.
+(defvar smerge-begin-re)
+(defvar smerge-mode-map)
+(declare-function smerge-mode "smerge-mode" (&optional arg))
+(declare-function smerge-match-conflict "smerge-mode" ())
+(declare-function smerge-keep-lower "smerge-mode" ())
 
 (defcustom gemini-companion-diff-select-window t
   "When non-nil, select the proposal's window when it opens."
@@ -145,6 +153,7 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
     (insert (or merged proposed))
     (goto-char (point-min))
     (when merged
+      (require 'smerge-mode)
       (smerge-mode 1)
       ;; At the first hunk (not with `smerge-next': it refines the hunk
       ;; word by word, slow on a large one).
@@ -154,6 +163,7 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
 
 (defun gemini-companion-diff--label ()
   "Update the header line of the current proposal buffer."
+  (require 'smerge-mode)                ; its keys are shown
   (let* ((parts nil)
          (v gemini-companion-diff--view)
          (queued (or (plist-get v :queued) 0)))
@@ -227,6 +237,7 @@ LABEL names the upper side.  Nil when UNIFIED does not fit ORIGINAL."
 (defun gemini-companion-diff--resolve (text &optional no-final-newline)
   "TEXT with every smerge conflict resolved to its lower (Gemini's) side.
 With NO-FINAL-NEWLINE, drop the final newline the markers needed."
+  (require 'smerge-mode)
   (with-temp-buffer
     (insert text)
     (goto-char (point-min))

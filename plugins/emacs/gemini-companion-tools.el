@@ -244,8 +244,12 @@ the request is cancelled as eglot cancels those it gives up on)."
       (error (funcall finish (list :code -32603 :message (format "%s: %s" name (error-message-string err))) nil)))
     nil))
 
+(defvar url-path-allowed-chars)
+(declare-function url-filename "url-parse" (cl-x))
+
 (defun gemini-companion-tools--uri (path)
   "PATH as a file:// URI, as eglot writes them."
+  (require 'url-util)
   (concat "file://" (url-hexify-string (file-truename path) url-path-allowed-chars)))
 
 (defun gemini-companion-tools--path (uri)

@@ -382,6 +382,20 @@ Starts the sidecar first when needed; shows the running CLI if there is one."
   (interactive)
   (message "%s" (mapconcat #'identity (gemini-companion--status-lines) "\n")))
 
+(defun gemini-companion--code-state ()
+  "Return how the package's code is loaded: native-compiled, compiled or source.
+Loaded from source, every command costs Emacs more time and garbage."
+  (let* ((f (indirect-function 'gemini-companion-context-command))
+         (lib (locate-library "gemini-companion-context"))
+         (stale (and lib (string-suffix-p ".elc" lib)
+                     (file-newer-than-file-p (substring lib 0 -1) lib))))
+    (cond
+     (stale (format "compiled, but %s is older than its source: compile the package again (see its README)"
+                    (file-name-nondirectory lib)))
+     ((and (fboundp 'subr-native-elisp-p) (subr-native-elisp-p f)) "native-compiled")
+     ((byte-code-function-p f) "byte-compiled")
+     (t "not compiled: running from the .el files costs more on every key; compile the package (see its README)"))))
+
 ;;;###autoload
 (defun gemini-companion-doctor ()
   "Check the setup and say whether a Gemini CLI started here would connect.
@@ -400,6 +414,7 @@ report, run with the environment `gemini-companion-cli' gives the CLI."
       (let ((inhibit-read-only t))
         (erase-buffer)
         (insert (format "Emacs %s\n" emacs-version))
+        (insert (format "package: %s\n" (gemini-companion--code-state)))
         (dolist (l (gemini-companion--status-lines)) (insert l "\n"))
         (insert (format "Gemini CLI: %s\n" (or (executable-find (car gemini-companion-cli-command))
                                                (format "%s is not on exec-path" (car gemini-companion-cli-command)))))

@@ -35,6 +35,7 @@ const initEl = `
 (require 'server)
 (setq server-socket-dir %s server-name "e2e")
 (server-start)
+(setq load-prefer-newer t)               ; the sources, even beside older .elc files
 (add-to-list 'load-path %s)
 (require 'gemini-companion)
 (setq gemini-companion-sidecar-program %s

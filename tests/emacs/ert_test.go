@@ -22,7 +22,8 @@ func TestERT(t *testing.T) {
 		"HOME="+sb.Home,
 		"GIC_BINARY="+testkit.Binary(t),
 		"GEMINI_COMPANION_TRANSCRIPTS="+strings.Join(dirs, string(os.PathListSeparator)))
-	args := []string{"-L", testkit.PluginDir(t, "emacs")}
+	// The sources, even if a checkout holds .elc files older than them.
+	args := []string{"--eval", "(setq load-prefer-newer t)", "-L", testkit.PluginDir(t, "emacs")}
 	// Debian's elpa-vterm, for the test of the CLI in vterm (batch Emacs
 	// with -Q does not load site packages).
 	vterm, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/vterm-[0-9]*")

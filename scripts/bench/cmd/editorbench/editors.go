@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +40,46 @@ type editor struct {
 	args func(init, file string) []string
 	// init returns the init file for a session.
 	init func(s initParams) (name, text string)
+	// install, when set, prepares the plugin as its README installs it,
+	// before init, and returns the folder init is to load it from.
+	install func(s initParams) (dir string, err error)
+}
+
+// emacsSource makes the benchmark load the Emacs package from its .el
+// files, as it ran before its README had users compile it (--emacs-source).
+var emacsSource bool
+
+// installEmacs copies the package's .el files into the session's sandbox
+// and compiles them there with the command of plugins/emacs/README.md, so
+// that the checkout is left without .elc files.
+func installEmacs(p initParams) (string, error) {
+	if emacsSource {
+		return p.PluginDir, nil
+	}
+	dir := filepath.Join(p.PackDir, "gemini-companion")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	files, err := filepath.Glob(filepath.Join(p.PluginDir, "*.el"))
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("no .el files in %s", p.PluginDir)
+	}
+	args := []string{"--batch", "-L", dir, "-f", "batch-byte-compile"}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		to := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return "", err
+		}
+		args = append(args, to)
+	}
+	if out, err := exec.Command("emacs", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("byte-compiling the Emacs package: %w\n%s", err, out)
+	}
+	return dir, nil
 }
 
 // sentinelKey is F12 as xterm sends it: the init files bind it, in every
@@ -164,6 +205,7 @@ let g:bench_ctl = ch_open('127.0.0.1:%d', {'mode': 'nl', 'callback': 'BenchCtl',
 		args: func(init, file string) []string {
 			return []string{"-nw", "-q", "--no-splash", "-l", init, file}
 		},
+		install: installEmacs,
 		init: func(p initParams) (string, string) {
 			var b strings.Builder
 			fmt.Fprintf(&b, `;;; -*- lexical-binding: t -*-

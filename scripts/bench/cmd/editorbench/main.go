@@ -71,6 +71,7 @@ type options struct {
 	jsonOut    string
 	keep       bool
 	short      bool
+	restart    bool
 	label      string
 	extra      map[string]string
 	baseline   map[string]string
@@ -94,10 +95,12 @@ func run() int {
 	flag.DurationVar(&o.settle, "settle", 400*time.Millisecond, "time after the editor took the last key until the CPU time is read (the plugin's last report and the editor's idle work fall in it)")
 	flag.BoolVar(&checkFinal, "check", true, "fail when the final cursor or selection does not reach the sidecar (false: for experiments with a plugin that sends nothing)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write the figures to this file as JSON")
+	flag.BoolVar(&o.restart, "restart", false, "start the editors anew for every round (the figures then vary with the process as well as with the round)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the sandbox (init files, sidecar logs)")
 	flag.StringVar(&o.label, "label", "", "a name for this run in the report (e.g. the commit measured)")
 	flag.StringVar(&nvimExtra, "nvim-setup", "", `extra Lua fields for Neovim's setup(), e.g. "context = { coalesce_ms = 20 }"`)
 	flag.StringVar(&vimExtra, "vim-config", "", `extra entries for g:gemini_companion, e.g. "'coalesce_ms': 30"`)
+	flag.BoolVar(&emacsSource, "emacs-source", false, "load the Emacs package from its .el files instead of compiling it as its README says (to measure what compiling saves)")
 	flag.StringVar(&emacsExtra, "emacs-config", "", `an extra form for Emacs before the mode starts, e.g. "(setq gemini-companion-context-delay 0.05)"`)
 	o.baseline = map[string]string{}
 	for _, name := range []string{"nvim", "vim", "emacs"} {
@@ -271,40 +274,47 @@ func measureEditor(o options, ed *editor, phases []phase, plugins, sidecar, self
 		return res, err
 	}
 	sessions := map[bool]*session{}
-	for _, plugin := range []bool{true, false} {
-		name := "without"
-		if plugin {
-			name = "with"
-		}
-		fmt.Fprintf(os.Stderr, "editorbench: starting %s %s the plugin\n", ed.Name, name)
-		s, err := startSession(ed, plugin, sessionConfig{
-			Root: filepath.Join(dir, name), PluginDir: filepath.Join(plugins, ed.Name), Sidecar: sidecar,
-			Self: self, File: file, Workspace: ws, Extra: o.extra[ed.Name], Baseline: o.baseline[ed.Name], Rows: 40, Cols: 120,
-		})
-		if err != nil {
-			for _, s := range sessions {
-				s.Close()
-			}
-			return res, err
-		}
-		track(s, true)
-		sessions[plugin] = s
-	}
-	defer func() {
-		for _, s := range sessions {
+	stop := func() {
+		for plugin, s := range sessions {
 			s.Close()
 			track(s, false)
+			delete(sessions, plugin)
 		}
-	}()
-	for _, s := range sessions {
-		if s.ed.Settled == "" || o.short {
-			continue
+	}
+	defer stop()
+	// start starts both sessions (again, in the same sandboxes: Emacs finds
+	// what it compiled the first time) and waits for their start-up work.
+	start := func() error {
+		for _, plugin := range []bool{true, false} {
+			name := "without"
+			if plugin {
+				name = "with"
+			}
+			fmt.Fprintf(os.Stderr, "editorbench: starting %s %s the plugin\n", ed.Name, name)
+			s, err := startSession(ed, plugin, sessionConfig{
+				Root: filepath.Join(dir, name), PluginDir: filepath.Join(plugins, ed.Name), Sidecar: sidecar,
+				Self: self, File: file, Workspace: ws, Extra: o.extra[ed.Name], Baseline: o.baseline[ed.Name], Rows: 40, Cols: 120,
+			})
+			if err != nil {
+				return err
+			}
+			track(s, true)
+			sessions[plugin] = s
 		}
-		started := time.Now()
-		if err := s.settle(10 * time.Minute); err != nil {
-			return res, err
+		for _, s := range sessions {
+			if s.ed.Settled == "" || o.short {
+				continue
+			}
+			started := time.Now()
+			if err := s.settle(10 * time.Minute); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "editorbench: %s finished its start-up work in %v\n", s, time.Since(started).Round(time.Second))
 		}
-		fmt.Fprintf(os.Stderr, "editorbench: %s finished its start-up work in %v\n", s, time.Since(started).Round(time.Second))
+		return nil
+	}
+	if err := start(); err != nil {
+		return res, err
 	}
 	res.Phases = make([]phaseSummary, len(phases))
 	for i, p := range phases {
@@ -313,6 +323,15 @@ func measureEditor(o options, ed *editor, phases []phase, plugins, sidecar, self
 		res.Phases[i].Pace = p.Pace
 	}
 	for round := 0; round < o.rounds; round++ {
+		if o.restart && round > 0 {
+			// New processes each round: what differs between two editor
+			// processes (where the heap lies, what the cache holds) then
+			// shows in the range instead of in every round alike.
+			stop()
+			if err := start(); err != nil {
+				return res, err
+			}
+		}
 		for i, p := range phases {
 			fmt.Fprintf(os.Stderr, "editorbench: round %d/%d, %s with and without the plugin: %s\n", round+1, o.rounds, ed.Name, p.Name)
 			order := []*session{sessions[true], sessions[false]}

@@ -82,6 +82,14 @@ func startSession(ed *editor, plugin bool, c sessionConfig) (*session, error) {
 		}
 		p.Sidecar = wrapper
 	}
+	if plugin && ed.install != nil {
+		dir, err := ed.install(p)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%s: installing the plugin: %w", ed.Name, err)
+		}
+		p.PluginDir = dir
+	}
 	name, text := ed.init(p)
 	initPath := filepath.Join(c.Root, name)
 	if err := os.WriteFile(initPath, []byte(text), 0o600); err != nil {
