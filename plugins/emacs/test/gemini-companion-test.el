@@ -865,5 +865,28 @@ advertises cancellation, the server is told to cancel it, as eglot does."
     (should (string-match-p "cannot find /nonexistent/gemini-ide-companion" err))
     (should (eq (gemini-companion-link-state) 'stopped))))
 
+;; `gemini-companion--code-state' runs on every doctor report; loaded from
+;; source the package costs every key more (docs/performance.md).
+(ert-deftest gemini-companion-test-doctor-says-how-the-package-is-loaded ()
+  "From source, byte-compiled, or from .elc files older than their source."
+  (gemini-companion-test-with-dir dir
+    (let ((load-path (cons dir load-path))
+          (el (expand-file-name "gemini-companion-context.el" dir))
+          (elc (expand-file-name "gemini-companion-context.elc" dir)))
+      (write-region ";; source\n" nil el)
+      (cl-letf (((symbol-function 'gemini-companion-context-command)
+                 (eval '(lambda () (ignore)) t)))
+        (should (string-prefix-p "not compiled" (gemini-companion--code-state))))
+      (cl-letf (((symbol-function 'gemini-companion-context-command)
+                 (byte-compile '(lambda () (ignore)))))
+        (should (equal (gemini-companion--code-state) "byte-compiled"))
+        ;; An .elc older than its source, as after a `git pull'.
+        (write-region ";; compiled\n" nil elc)
+        (set-file-times elc (time-subtract (current-time) 60))
+        (should (string-match-p "gemini-companion-context.elc is older than its source"
+                                (gemini-companion--code-state)))
+        (set-file-times elc (time-add (current-time) 60))
+        (should (equal (gemini-companion--code-state) "byte-compiled"))))))
+
 (provide 'gemini-companion-test)
 ;;; gemini-companion-test.el ends here
