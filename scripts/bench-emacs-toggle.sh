@@ -57,15 +57,13 @@ $config
 (require 'gemini-companion)
 (setq gemini-companion-sidecar-program "$work/gemini-ide-companion")
 (gemini-companion-mode 1)
+(load "$root/scripts/bench/emacs-allocated.el" nil t)
 (defun bench-snap (label)
-  (let ((a (process-attributes (emacs-pid))) (m (memory-use-counts)))
+  (let ((a (process-attributes (emacs-pid))))
     (write-region
      (format "%s %s %.4f %d %.4f %d %.3f\n" label (if gemini-companion-mode "on" "off")
              (+ (float-time (alist-get 'utime a)) (float-time (alist-get 'stime a)))
-             gcs-done gc-elapsed
-             (+ (* 16 (nth 0 m)) (* 16 (nth 1 m)) (* 8 (nth 2 m)) (* 48 (nth 3 m))
-                (nth 4 m) (* 56 (nth 5 m)) (* 32 (nth 6 m)))
-             (float-time))
+             gcs-done gc-elapsed (bench-allocated) (float-time))
      nil "$log" t 'silent)))
 (defun bench-settled ()
   (if (and $wait (fboundp 'comp-async-runnings)

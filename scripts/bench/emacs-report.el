@@ -31,16 +31,12 @@
   (find-file file))
 (transient-mark-mode 1)
 
-(defun emacs-report--allocated ()
-  "Bytes allocated so far, from `memory-use-counts'."
-  (let ((m (memory-use-counts)))
-    (+ (* 16 (nth 0 m)) (* 16 (nth 1 m)) (* 8 (nth 2 m)) (* 48 (nth 3 m))
-       (nth 4 m) (* 56 (nth 5 m)) (* 32 (nth 6 m)))))
+(load (expand-file-name "emacs-allocated.el" (file-name-directory load-file-name)) nil t)
 
 (defun emacs-report--run (label n select lines)
   "Send N reports (a selection of LINES lines if SELECT) and print LABEL's figures."
   (garbage-collect)
-  (let ((a0 (emacs-report--allocated)) (g0 gcs-done) (e0 gc-elapsed) (t0 (current-time)))
+  (let ((a0 (bench-allocated)) (g0 gcs-done) (e0 gc-elapsed) (t0 (current-time)))
     (dotimes (i n)
       (deactivate-mark)
       (goto-char (point-min))
@@ -49,7 +45,7 @@
       (gemini-companion-context-flush))
     (message "%-28s %9.1f µs/report %9.0f B/report %4d collections (%.0f ms)"
              label (/ (* 1e6 (float-time (time-subtract (current-time) t0))) n)
-             (/ (- (emacs-report--allocated) a0) (float n))
+             (/ (- (bench-allocated) a0) (float n))
              (- gcs-done g0) (* 1000 (- gc-elapsed e0)))))
 
 (message "%s, package from %s" (car (split-string (emacs-version) "\n"))

@@ -51,12 +51,16 @@ var emacsSource bool
 
 // installEmacs copies the package's .el files into the session's sandbox
 // and compiles them there with the command of plugins/emacs/README.md, so
-// that the checkout is left without .elc files.
+// that the checkout is left without .elc files. A session started again
+// (--restart) finds them compiled.
 func installEmacs(p initParams) (string, error) {
 	if emacsSource {
 		return p.PluginDir, nil
 	}
 	dir := filepath.Join(p.PackDir, "gemini-companion")
+	if _, err := os.Stat(filepath.Join(dir, "gemini-companion.elc")); err == nil {
+		return dir, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
