@@ -330,7 +330,8 @@ want windows && step "Windows under Wine (scripts/windows.sh)" scripts/windows.s
 want fuzz && step "fuzz (10 s per target)" fuzz_briefly
 want bench && step "benchmark, one short round" scripts/bench.sh --short
 want bench && step "editor plugins benchmark, one short round (Neovim, Vim, Emacs)" scripts/bench-editors.sh --short
-want bench && step "Emacs at a held key's pace, one short run" scripts/bench-emacs-toggle.sh --short
+want bench && step "Emacs at a held key's pace, one short run (keys typed through tmux)" scripts/bench-emacs-toggle.sh --short --driver tmux
+want bench && step "Emacs at a held key's pace, instructions counted, one short run" scripts/bench-emacs-toggle.sh --short --callgrind
 
 echo
 echo "time per step:"

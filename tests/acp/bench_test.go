@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +29,7 @@ import (
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/agent"
 	"github.com/gemini-ide-companion/gemini-ide-companion/a2a/launch"
 	"github.com/gemini-ide-companion/gemini-ide-companion/tests/fakegemini"
+	"github.com/gemini-ide-companion/gemini-ide-companion/tests/testkit"
 )
 
 // tokenRE finds the marks the benchmark's model puts in its text: turn and
@@ -98,21 +102,36 @@ func BenchmarkACPOverhead(b *testing.B) {
 	const parts = 40
 	sb := newSandbox(b)
 	ctx := context.Background()
-	srv, err := launch.Start(ctx, launch.Options{Dir: sb.Workspace, Env: sb.env()})
+	// The server's output and the proxy's errors, kept for a failure's report:
+	// a stream that ends early is told by what both saw, in time order.
+	var srvLog, proxyLog testkit.SyncBuffer
+	srv, err := launch.Start(ctx, launch.Options{Dir: sb.Workspace, Env: sb.env(), Log: &srvLog})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Stop()
+	b.Cleanup(func() {
+		if b.Failed() {
+			b.Logf("the proxy's errors:\n%s", proxyLog.String())
+			b.Logf("the A2A server's output, what it said of sockets, aborts and errors:\n%s", notable(srvLog.String(), 60))
+		}
+	})
 	tap := newStamps()
 	target, _ := url.Parse(srv.URL)
 	// The server answers only requests with its launch's secret: the proxy
 	// adds it, as a user's own front to a server would.
 	auth := srv.Header().Get("Authorization")
+	plog := log.New(&proxyLog, "", log.Ltime|log.Lmicroseconds)
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		r.Out.Header.Set("Authorization", auth)
+		id, _ := r.In.Context().Value(reqIDKey{}).(string)
+		r.Out = r.Out.WithContext(httptrace.WithClientTrace(r.Out.Context(), &httptrace.ClientTrace{
+			GotConn: func(c httptrace.GotConnInfo) { plog.Printf("%s: upstream from %s", id, c.Conn.LocalAddr()) },
+		}))
 	}}
 	rp.FlushInterval = -1
+	rp.ErrorLog = plog
 	// One upstream connection per request: the server ties a turn to the
 	// connection that started it, so the proxy must not pool or share them.
 	rp.Transport = &http.Transport{Proxy: nil, DisableKeepAlives: true}
@@ -122,7 +141,29 @@ func BenchmarkACPOverhead(b *testing.B) {
 		}
 		return nil
 	}
-	proxy := httptest.NewServer(rp)
+	// Each request in the proxy's log: who sent it, what it asked, how it ended.
+	var reqN atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := fmt.Sprintf("req %d", reqN.Add(1))
+		what := r.Method + " " + r.URL.Path
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Message struct {
+						TaskID string `json:"taskId"`
+					} `json:"message"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(body, &m)
+			what = m.Method + " task " + m.Params.Message.TaskID
+		}
+		plog.Printf("%s: %s from %s", id, what, r.RemoteAddr)
+		defer func() { plog.Printf("%s: done (client's context: %v)", id, context.Cause(r.Context())) }()
+		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqIDKey{}, id)))
+	}))
 	defer proxy.Close()
 
 	turn := 0
@@ -341,3 +382,22 @@ func BenchmarkACPOverhead(b *testing.B) {
 		b.Fatalf("%d updates lost and %d out of order across %d concurrent sessions", lost, reordered, sessions)
 	}
 }
+
+// notable returns the last max lines of a server's output that tell of a
+// connection closing, an abort or an error.
+func notable(out string, max int) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		low := strings.ToLower(l)
+		if strings.Contains(low, "socket") || strings.Contains(low, "abort") || strings.Contains(low, "error") || strings.Contains(low, "cancel") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > max {
+		keep = keep[len(keep)-max:]
+	}
+	return strings.Join(keep, "\n")
+}
+
+// reqIDKey keys a proxied request's name in its context, for the proxy's log.
+type reqIDKey struct{}

@@ -88,16 +88,19 @@
 
 ;;; Cursor reports as they reach the sidecar's pipe
 
-(defun gemini-companion-test--reports (text select limit)
+(defun gemini-companion-test--reports (text select limit &optional raw)
   "The params of the reports `gemini-companion-context-flush' writes.
 A file holds TEXT; SELECT is nil or (BEG . END), the region to select;
 LIMIT is the policy's maxSelectionBytes.  The reports go to `cat',
-which echoes them, and are read back from its output."
+which echoes them, and are read back from its output, as the sidecar
+reads them: Content-Length bytes after the header.  With RAW non-nil,
+return the body's bytes instead, with what follows them."
   (gemini-companion-test-with-dir dir
     (let* ((file (expand-file-name "sel.txt" dir))
            (out "")
+           ;; Written as to the sidecar (`gemini-companion-link-start').
            (proc (make-process :name "gct-cat" :command '("cat") :connection-type 'pipe
-                               :coding 'binary :noquery t
+                               :coding '(binary . utf-8-emacs-unix) :noquery t
                                :filter (lambda (_p chunk) (setq out (concat out chunk)))))
            (gemini-companion-link--state 'running)
            (gemini-companion-link--conn 'pipe)
@@ -109,8 +112,9 @@ which echoes them, and are read back from its output."
            (reports nil))
       (unwind-protect
           (progn
-            (with-temp-file file (insert text))
-            (switch-to-buffer (find-file-noselect file))
+            ;; UTF-8, and raw bytes as they are (never a prompt for a coding).
+            (let ((coding-system-for-write 'utf-8-emacs-unix)) (with-temp-file file (insert text)))
+            (switch-to-buffer (let ((coding-system-for-read 'utf-8-unix)) (find-file-noselect file)))
             (deactivate-mark)
             (goto-char (point-min))
             (when select
@@ -120,8 +124,11 @@ which echoes them, and are read back from its output."
              "the report echoed" (lambda () (string-match "\\`Content-Length: \\([0-9]+\\)\r\n\r\n" out)))
             (let ((size (string-to-number (match-string 1 out))))
               (gemini-companion-test-wait "the whole body" (lambda () (>= (- (length out) (match-end 0)) size)))
-              (setq reports (json-parse-string (decode-coding-string (substring out (match-end 0) (+ (match-end 0) size)) 'utf-8)
-                                               :object-type 'alist))))
+              (setq reports (if raw
+                                (cons (substring out (match-end 0) (+ (match-end 0) size))
+                                      (substring out (+ (match-end 0) size)))
+                              (json-parse-string (decode-coding-string (substring out (match-end 0) (+ (match-end 0) size)) 'utf-8)
+                                                 :object-type 'alist)))))
         (kill-buffer (find-buffer-visiting file))
         (delete-process proc))
       reports)))
@@ -138,6 +145,13 @@ which echoes them, and are read back from its output."
     (should (equal (alist-get 'selectedText (alist-get 'params cut)) "say \"hi\"\\ to é")))
   (let ((cut (gemini-companion-test--reports "say \"hi\"\\ to é😀 end" (cons 1 20) 19)))
     (should (equal (alist-get 'selectedText (alist-get 'params cut)) "say \"hi\"\\ to é😀")))
+  ;; A file that is not valid UTF-8: its raw bytes go out as they are, one
+  ;; byte each, and Content-Length counts them so.
+  (let* ((text (concat "é" (unibyte-string #xC8 #xFF) "z"))
+         (got (gemini-companion-test--reports text (cons 1 5) 65552 t)))
+    (should (string-suffix-p (concat "\"selectedText\":\"\303\251" (unibyte-string #xC8 #xFF) "z\"}}")
+                             (car got)))
+    (should (equal (cdr got) "")))
   (let ((none (gemini-companion-test--reports "abc\n" nil 65552)))
     (should-not (assq 'selectedText (alist-get 'params none)))
     (should (equal (alist-get 'character (alist-get 'cursor (alist-get 'params none))) 1))))
