@@ -97,7 +97,9 @@ $config
 (load "$root/scripts/bench/emacs-allocated.el" nil t)
 (defvar bench-variant "off")
 (defvar bench-nogc $([[ -n "$callgrind" ]] && echo t || echo nil)
-  "Non-nil: no collection during a block (one before it), for callgrind.")
+  "Non-nil: under callgrind. No collection during a block (one before it),
+and Emacs wakes every 50 ms, so that vgdb's commands reach it.")
+(when bench-nogc (run-with-timer 0.05 0.05 #'ignore))
 (defvar bench-lighter (cadr (assq 'gemini-companion-mode minor-mode-alist)))
 (defun bench-snap (label)
   (let ((a (process-attributes (emacs-pid))))
@@ -187,14 +189,17 @@ wait_lines 1 "Emacs to start and finish compiling"
 tmux -L "$sock" send-keys -t bench C-x 1
 n=1
 if [[ "$driver" == emacs && -z "$callgrind" ]]; then emacs_moves=$moves; else emacs_moves=0; fi
-cg() { callgrind_control "$@" "$(cat "$work/emacs.pid")" >/dev/null; }
+# Callgrind's monitor commands, through vgdb. --max-invoke-ms=0: vgdb never
+# interrupts Emacs's select with ptrace (it can come back as "Failed select:
+# Bad address"); it waits for Emacs to wake, at most 50 ms (bench-nogc's timer).
+cg() { vgdb --max-invoke-ms=0 --pid="$(cat "$work/emacs.pid")" "$@" >/dev/null 2>&1; }
 for ((b = 0; b < blocks; b++)); do
 	v="${variant[b % ${#variant[@]}]}"
 	type_form "(bench-block \"$v\" $emacs_moves $pace)"
 	n=$((n + 1)); wait_lines $n "block $((b + 1)) to start"
 	if [[ -n "$callgrind" ]]; then
 		# Counted from here to the block's end: the keys, and what Emacs does between them.
-		cg --zero
+		cg zero
 		type_form "(bench-go $moves $pace)"
 	elif [[ "$driver" == tmux ]]; then
 		for ((i = 0; i < moves; i++)); do
@@ -206,7 +211,7 @@ for ((b = 0; b < blocks; b++)); do
 		type_form '(bench-snap "end")'
 	fi
 	n=$((n + 1)); wait_lines $n "block $((b + 1)) to end"
-	[[ -z "$callgrind" ]] || cg --dump="block $((b + 1)) $v"
+	[[ -z "$callgrind" ]] || cg dump "block $((b + 1)) $v"
 	echo "bench-emacs-toggle: block $((b + 1))/$blocks ($v) done" >&2
 done
 
