@@ -102,8 +102,9 @@ func BenchmarkACPOverhead(b *testing.B) {
 	const parts = 40
 	sb := newSandbox(b)
 	ctx := context.Background()
-	// The server's output and the proxy's errors, kept for a failure's report:
-	// a stream that ends early is told by what both saw, in time order.
+	// The server's output and the proxy's log of requests and errors, kept
+	// for a failure's report: a stream that ends early is told by what both
+	// saw, in time order.
 	var srvLog, proxyLog testkit.SyncBuffer
 	srv, err := launch.Start(ctx, launch.Options{Dir: sb.Workspace, Env: sb.env(), Log: &srvLog})
 	if err != nil {
@@ -112,8 +113,8 @@ func BenchmarkACPOverhead(b *testing.B) {
 	defer srv.Stop()
 	b.Cleanup(func() {
 		if b.Failed() {
-			b.Logf("the proxy's errors:\n%s", proxyLog.String())
-			b.Logf("the A2A server's output, what it said of sockets, aborts and errors:\n%s", notable(srvLog.String(), 60))
+			b.Logf("the proxy's log, its last requests and errors:\n%s", lastLines(proxyLog.String(), 80, nil))
+			b.Logf("the A2A server's output, what it said of sockets, aborts and errors:\n%s", lastLines(srvLog.String(), 60, notable))
 		}
 	})
 	tap := newStamps()
@@ -383,20 +384,26 @@ func BenchmarkACPOverhead(b *testing.B) {
 	}
 }
 
-// notable returns the last max lines of a server's output that tell of a
+// notable reports whether a line of the server's output tells of a
 // connection closing, an abort or an error.
-func notable(out string, max int) string {
-	var keep []string
-	for _, l := range strings.Split(out, "\n") {
-		low := strings.ToLower(l)
-		if strings.Contains(low, "socket") || strings.Contains(low, "abort") || strings.Contains(low, "error") || strings.Contains(low, "cancel") {
-			keep = append(keep, l)
+func notable(line string) bool {
+	low := strings.ToLower(line)
+	return strings.Contains(low, "socket") || strings.Contains(low, "abort") || strings.Contains(low, "error") || strings.Contains(low, "cancel")
+}
+
+// lastLines returns the last max lines of out that keep accepts (all of
+// them when keep is nil).
+func lastLines(out string, max int, keep func(string) bool) string {
+	var kept []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if keep == nil || keep(l) {
+			kept = append(kept, l)
 		}
 	}
-	if len(keep) > max {
-		keep = keep[len(keep)-max:]
+	if len(kept) > max {
+		kept = kept[len(kept)-max:]
 	}
-	return strings.Join(keep, "\n")
+	return strings.Join(kept, "\n")
 }
 
 // reqIDKey keys a proxied request's name in its context, for the proxy's log.
