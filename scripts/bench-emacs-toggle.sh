@@ -96,10 +96,10 @@ $config
 (gemini-companion-mode 1)
 (load "$root/scripts/bench/emacs-allocated.el" nil t)
 (defvar bench-variant "off")
-(defvar bench-nogc $([[ -n "$callgrind" ]] && echo t || echo nil)
+(defvar bench-callgrind $([[ -n "$callgrind" ]] && echo t || echo nil)
   "Non-nil: under callgrind. No collection during a block (one before it),
 and Emacs wakes every 50 ms, so that vgdb's commands reach it.")
-(when bench-nogc (run-with-timer 0.05 0.05 #'ignore))
+(when bench-callgrind (run-with-timer 0.05 0.05 #'ignore))
 (defvar bench-lighter (cadr (assq 'gemini-companion-mode minor-mode-alist)))
 (defun bench-snap (label)
   (let ((a (process-attributes (emacs-pid))))
@@ -119,7 +119,7 @@ and Emacs wakes every 50 ms, so that vgdb's commands reach it.")
 (defvar bench-pace 0.033)
 (defun bench-key ()
   "Queue the next key as if typed, or end the block after the last one ran.
-The next key is due PACE seconds after this one was queued: a slow Emacs
+The next key is due bench-pace seconds after this one was queued: a slow Emacs
 gets no two keys at once (they would share a redisplay)."
   (if (> bench-left 0)
       (progn
@@ -135,14 +135,14 @@ gets no two keys at once (they would share a redisplay)."
         bench-timer (run-with-timer pace nil #'bench-key)))
 (defun bench-start (moves pace)
   "Snapshot \"start\", then, with MOVES > 0, queue MOVES keys PACE seconds apart."
-  (when bench-nogc (setq gc-cons-threshold most-positive-fixnum))
+  (when bench-callgrind (setq gc-cons-threshold most-positive-fixnum))
   (bench-snap "start")
   (when (> moves 0) (bench-go moves pace)))
 (defun bench-block (variant moves pace)
   "Put the package in VARIANT; once it is there, start a block with bench-start.
 On: the sidecar up and its first reports sent (a second after it came up)."
   (setq bench-variant variant)
-  (when bench-nogc
+  (when bench-callgrind
     (setq gc-cons-threshold 800000)
     (garbage-collect))
   (gemini-companion-mode -1)
@@ -191,7 +191,7 @@ n=1
 if [[ "$driver" == emacs && -z "$callgrind" ]]; then emacs_moves=$moves; else emacs_moves=0; fi
 # Callgrind's monitor commands, through vgdb. --max-invoke-ms=0: vgdb never
 # interrupts Emacs's select with ptrace (it can come back as "Failed select:
-# Bad address"); it waits for Emacs to wake, at most 50 ms (bench-nogc's timer).
+# Bad address"); it waits for Emacs to wake, at most 50 ms (bench-callgrind's timer).
 cg() { vgdb --max-invoke-ms=0 --pid="$(cat "$work/emacs.pid")" "$@" >/dev/null 2>&1; }
 for ((b = 0; b < blocks; b++)); do
 	v="${variant[b % ${#variant[@]}]}"
@@ -215,10 +215,16 @@ for ((b = 0; b < blocks; b++)); do
 	echo "bench-emacs-toggle: block $((b + 1))/$blocks ($v) done" >&2
 done
 
+# The median of ARR[K, 1..N], for the reports below.
+median_awk='function median(arr, k, n,   i, j, v, tmp) {
+	for (i = 1; i <= n; i++) tmp[i] = arr[k, i]
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (tmp[j] < tmp[i]) { v = tmp[i]; tmp[i] = tmp[j]; tmp[j] = v }
+	return n % 2 ? tmp[(n + 1) / 2] : (tmp[n / 2] + tmp[n / 2 + 1]) / 2
+}'
 echo
 echo "Emacs $(emacs --version | head -1 | awk '{print $3}'), the package byte-compiled, config: ${config:-none}; $moves moves per block, $pace s apart, keys from $driver; variants in turn: ${variant[*]}"
 echo
-awk -v moves="$moves" -v variants="${variant[*]}" '
+awk -v moves="$moves" -v variants="${variant[*]}" "$median_awk"'
 	BEGIN {
 		nv = split(variants, vs, " ")
 		print "| block | variant | CPU µs/move | collections | collector µs/move | CPU outside it µs/move | allocated B/move | seconds |"
@@ -230,11 +236,6 @@ awk -v moves="$moves" -v variants="${variant[*]}" '
 		c[k, i] = ($3 - cpu) * 1e6 / moves; g[k, i] = $4 - gcs
 		ge[k, i] = ($5 - gce) * 1e6 / moves; o[k, i] = c[k, i] - ge[k, i]; a[k, i] = ($6 - al) / moves
 		printf "| %d | %s | %.0f | %d | %.0f | %.0f | %.0f | %.1f |\n", ++blk, k, c[k, i], g[k, i], ge[k, i], o[k, i], a[k, i], $7 - t
-	}
-	function median(arr, k, n,   i, j, v, tmp) {
-		for (i = 1; i <= n; i++) tmp[i] = arr[k, i]
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (tmp[j] < tmp[i]) { v = tmp[i]; tmp[i] = tmp[j]; tmp[j] = v }
-		return n % 2 ? tmp[(n + 1) / 2] : (tmp[n / 2] + tmp[n / 2 + 1]) / 2
 	}
 	# The median over the turns of VARIANT minus "off" in the same turn.
 	function paired(arr, k,   n, i, d) {
@@ -260,32 +261,27 @@ awk -v moves="$moves" -v variants="${variant[*]}" '
 # functions' own costs), then by where they ran, then the functions whose
 # cost changed most against "off" (Emacs's own are addresses: Debian's
 # binary is stripped; native-compiled Lisp has its names).
+: >"$work/self.tsv"
+: >"$work/incl.tsv"
 for f in "$work"/cg.out.*; do
+	[[ -e "$f" ]] || continue
 	blk="$(sed -n 's/^desc: Trigger: dump block \([0-9]*\) \(.*\)$/\1 \2/p' "$f")"
-	awk -f "$root/scripts/bench/callgrind-self.awk" "$f" | sed "s|^|$blk\t|"
-done >"$work/self.tsv"
-[[ -s "$work/self.tsv" ]] || { echo "bench-emacs-toggle: callgrind wrote no block's counts" >&2; exit 1; }
-# The package's functions with what they call (native-compiled, so named).
-for f in "$work"/cg.out.*; do
-	blk="$(sed -n 's/^desc: Trigger: dump block \([0-9]*\) \(.*\)$/\1 \2/p' "$f")"
+	awk -f "$root/scripts/bench/callgrind-self.awk" "$f" | sed "s|^|$blk\t|" >>"$work/self.tsv"
+	# The package's functions with what they call (native-compiled, so named).
 	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$f" 2>/dev/null |
-		sed -n "s/^ *\([0-9,]*\) .*:F[0-9a-f]*_\(gemini_companion[a-z_]*\)_[0-9]* .*/$blk\t\2\t\1/p" | tr -d ,
-done >"$work/incl.tsv"
+		sed -n "s/^ *\([0-9,]*\) .*:F[0-9a-f]*_\(gemini_companion[a-z_]*\)_[0-9]* .*/$blk\t\2\t\1/p" | tr -d , >>"$work/incl.tsv"
+done
+[[ -s "$work/self.tsv" ]] || { echo "bench-emacs-toggle: callgrind wrote no block's counts" >&2; exit 1; }
 echo
 echo "Instructions (callgrind, no collection during the blocks) per move:"
 echo
-awk -F'\t' -v moves="$moves" -v variants="${variant[*]}" '
+awk -F'\t' -v moves="$moves" -v variants="${variant[*]}" "$median_awk"'
 	function where(ob) {
 		if (ob ~ /gemini-companion/) return "the package (native-compiled)"
 		if (ob ~ /\.eln$/) return "other Lisp, native-compiled"
 		if (ob ~ /emacs/) return "Emacs (C: redisplay, the Lisp interpreter, the collector)"
 		if (ob ~ /libc\.so/) return "libc"
 		return "other libraries"
-	}
-	function median(arr, k, n,   i, j, v, tmp) {
-		for (i = 1; i <= n; i++) tmp[i] = arr[k, i]
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (tmp[j] < tmp[i]) { v = tmp[i]; tmp[i] = tmp[j]; tmp[j] = v }
-		return n % 2 ? tmp[(n + 1) / 2] : (tmp[n / 2] + tmp[n / 2 + 1]) / 2
 	}
 	{
 		split($1, bv, " "); b = bv[1]; v = bv[2]
@@ -295,28 +291,30 @@ awk -F'\t' -v moves="$moves" -v variants="${variant[*]}" '
 	}
 	END {
 		nv = split(variants, vs, " ")
+		for (m = 1; m <= nv; m++) if (!(vs[m] in shown)) { shown[vs[m]] = 1; cols[++nc] = vs[m] }
 		for (b in bvar) { v = bvar[b]; t[v, idx[b]] = tot[b] / moves; for (w in ws) wt[w, v, idx[b]] = wsum[b, w] / moves }
 		printf "| variant | blocks | instructions per move | added against off |\n|---|---|---|---|\n"
-		for (m = 1; m <= nv; m++) {
-			v = vs[m]; if (!nb[v] || seen[v]++) continue
+		for (i = 1; i <= nc; i++) {
+			v = cols[i]; if (!nb[v]) continue
 			med[v] = median(t, v, nb[v])
 			printf "| %s | %d | %.0f | %s |\n", v, nb[v], med[v], (v == "off" || !nb["off"]) ? "-" : sprintf("%+.0f", med[v] - med["off"])
 		}
-		printf "\n| where | %s |\n|---|", variants; for (m = 1; m <= nv; m++) printf "---|"; print ""
+		printf "\n| where |"; for (i = 1; i <= nc; i++) printf " %s |", cols[i]
+		printf "\n|---|"; for (i = 1; i <= nc; i++) printf "---|"; print ""
 		for (w in ws) {
 			printf "| %s |", w
-			for (m = 1; m <= nv; m++) {
-				v = vs[m]; delete y
-				for (i = 1; i <= nb[v]; i++) y[v, i] = wt[w, v, i]
+			for (i = 1; i <= nc; i++) {
+				v = cols[i]; delete y
+				for (j = 1; j <= nb[v]; j++) y[v, j] = wt[w, v, j]
 				printf " %.0f |", median(y, v, nb[v])
 			}
 			print ""
 		}
 		if (!nb["off"]) exit
-		for (m = 1; m <= nv; m++) {
-			v = vs[m]; if (v == "off" || done[v]++ || !nb[v]) continue
+		for (i = 1; i <= nc; i++) {
+			v = cols[i]; if (v == "off" || !nb[v]) continue
 			printf "\nThe functions whose own instructions per move changed most, %s against off:\n\n| function | object | off | %s | added |\n|---|---|---|---|---|\n", v, v
-			n = 0; delete d
+			delete d
 			for (f in fs) { d[f] = fsum[v, f] / nb[v] / moves - fsum["off", f] / nb["off"] / moves }
 			for (k = 0; k < 12; k++) {
 				best = ""; for (f in d) if (best == "" || (d[f] < 0 ? -d[f] : d[f]) > (d[best] < 0 ? -d[best] : d[best])) best = f
@@ -346,4 +344,4 @@ awk -F'\t' -v moves="$moves" -v variants="${variant[*]}" '
 			for (i = 1; i <= nc; i++) printf " %.0f |", nb[cols[i]] ? c[cols[i], f] / nb[cols[i]] / moves : 0
 			print ""
 		}
-	}' "$work/incl.tsv" | { read -r h; read -r r; echo "$h"; echo "$r"; sort -t'|' -k"$((${#variant[@]} > 1 ? 3 + 1 : 3))" -n -r | head -8; }
+	}' "$work/incl.tsv" | { read -r h; read -r r; echo "$h"; echo "$r"; sort -t'|' -k"$((${#variant[@]} > 1 ? 4 : 3))" -n -r | head -8; }

@@ -13,7 +13,8 @@
 # Needs Go, Node 20+, python3, tmux and neovim (Debian: apt-get install
 # neovim vim tmux), a JDK 17+ for the Kotlin compiler (JetBrains plugin), and
 # Wine with mingw for the Windows step (apt-get install wine wine64
-# gcc-mingw-w64-x86-64-win32).
+# gcc-mingw-w64-x86-64-win32), and valgrind for the Emacs benchmark's
+# count of instructions.
 # Node packages, and the Kotlin compiler, are installed here with npm ci.
 set -uo pipefail
 

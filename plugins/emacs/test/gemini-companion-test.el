@@ -156,6 +156,20 @@ return the body's bytes instead, with what follows them."
     (should-not (assq 'selectedText (alist-get 'params none)))
     (should (equal (alist-get 'character (alist-get 'cursor (alist-get 'params none))) 1))))
 
+(ert-deftest gemini-companion-test-report-skips-modification-hooks ()
+  "Writing a report runs no modification hook: nothing watches the work buffer.
+Each change there would otherwise go through the hooks' machinery, and
+a report makes a dozen changes while the cursor moves."
+  (let* ((seen nil)
+         (record (lambda (&rest _)
+                   (when (equal (buffer-name) " *gemini-companion out*")
+                     (push (buffer-name) seen))))
+         (before-change-functions (list record))
+         (after-change-functions (list record))
+         (got (gemini-companion-test--reports "abc\nde\n" (cons 1 6) 65552)))
+    (should (equal (alist-get 'selectedText (alist-get 'params got)) "abc\nd"))
+    (should-not seen)))
+
 (ert-deftest gemini-companion-test-flush-cancels-the-idle-report ()
   "A report made otherwise than by the idle timer cancels the timer's report."
   (let ((gemini-companion-context--timer nil)
